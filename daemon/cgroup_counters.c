@@ -1,0 +1,253 @@
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup_counters.h"
+#include "procfs.h"
+#include "util.h"
+
+static int open_dir(const char *path)
+{
+    if (!path)
+        return -1;
+    return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+int counters_open(struct user_counters *c, int version, const char *cpu_root,
+                  const char *memory_root, const char *pids_root)
+{
+    memset(c, 0, sizeof(*c));
+    c->version = version;
+    c->cpu_root = open_dir(cpu_root);
+    c->memory_root = version == 1 ? open_dir(memory_root) : -1;
+    c->pids_root = version == 1 ? open_dir(pids_root) : -1;
+    if (c->cpu_root < 0) {
+        counters_close(c);
+        return -1;
+    }
+    return 0;
+}
+
+static void close_group(struct user_cgroup *g)
+{
+    if (g->cpu_fd >= 0)
+        close(g->cpu_fd);
+    if (g->memory_fd >= 0)
+        close(g->memory_fd);
+    if (g->pids_fd >= 0)
+        close(g->pids_fd);
+    if (g->procs_dirfd >= 0)
+        close(g->procs_dirfd);
+}
+
+void counters_close(struct user_counters *c)
+{
+    for (size_t i = 0; i < c->count; i++)
+        close_group(&c->groups[i]);
+    free(c->groups);
+    if (c->cpu_root >= 0)
+        close(c->cpu_root);
+    if (c->memory_root >= 0)
+        close(c->memory_root);
+    if (c->pids_root >= 0)
+        close(c->pids_root);
+    memset(c, 0, sizeof(*c));
+    c->cpu_root = c->memory_root = c->pids_root = -1;
+}
+
+int counters_parse_name(const char *name, uid_t *uid)
+{
+    if (strncmp(name, "user-", 5) != 0)
+        return -1;
+    const char *p = name + 5;
+    uint64_t v = 0;
+    size_t digits = 0;
+    while (*p >= '0' && *p <= '9' && digits < 10) {
+        v = v * 10 + (uint64_t)(*p++ - '0');
+        digits++;
+    }
+    if (digits == 0 || v >= (uid_t)-1 || (*p != '\0' && strcmp(p, ".slice") != 0))
+        return -1;
+    *uid = (uid_t)v;
+    return 0;
+}
+
+static int open_in(int root, const char *dir, const char *file)
+{
+    if (root < 0)
+        return -1;
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    return openat(root, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+static void add_group(struct user_counters *c, uid_t uid, const char *name)
+{
+    int v2 = c->version == 2;
+    struct user_cgroup g = {.uid = uid, .seen = true};
+    g.cpu_fd = open_in(c->cpu_root, name, v2 ? "cpu.stat" : "cpuacct.usage");
+    g.memory_fd = open_in(v2 ? c->cpu_root : c->memory_root, name, "memory.stat");
+    g.pids_fd = open_in(v2 ? c->cpu_root : c->pids_root, name, "pids.current");
+    g.procs_dirfd = openat(c->cpu_root, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (g.cpu_fd < 0 || g.procs_dirfd < 0) {
+        close_group(&g);
+        return;
+    }
+    if (c->count == c->capacity) {
+        c->capacity = c->capacity ? c->capacity * 2 : 64;
+        c->groups = xreallocarray(c->groups, c->capacity, sizeof(*c->groups));
+    }
+    c->groups[c->count++] = g;
+}
+
+void counters_discover(struct user_counters *c)
+{
+    for (size_t i = 0; i < c->count; i++)
+        c->groups[i].seen = false;
+    int fd = dup(c->cpu_root);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    rewinddir(d);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        uid_t uid;
+        if (de->d_type != DT_DIR || counters_parse_name(de->d_name, &uid) < 0)
+            continue;
+        size_t i;
+        for (i = 0; i < c->count; i++)
+            if (c->groups[i].uid == uid)
+                break;
+        if (i < c->count)
+            c->groups[i].seen = true;
+        else
+            add_group(c, uid, de->d_name);
+    }
+    closedir(d);
+    size_t kept = 0;
+    for (size_t i = 0; i < c->count; i++) {
+        if (c->groups[i].seen)
+            c->groups[kept++] = c->groups[i];
+        else
+            close_group(&c->groups[i]);
+    }
+    c->count = kept;
+}
+
+int counters_stat_value(const char *text, size_t len, const char *key, uint64_t *value)
+{
+    size_t klen = strlen(key);
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *line_end = nl ? nl : end;
+        if ((size_t)(line_end - p) > klen && memcmp(p, key, klen) == 0 && p[klen] == ' ') {
+            uint64_t v = 0;
+            const char *q = p + klen + 1;
+            if (q >= line_end || *q < '0' || *q > '9')
+                return -1;
+            while (q < line_end && *q >= '0' && *q <= '9')
+                v = v * 10 + (uint64_t)(*q++ - '0');
+            *value = v;
+            return 0;
+        }
+        p = line_end + 1;
+    }
+    return -1;
+}
+
+static int read_number_file(int fd, uint64_t *value)
+{
+    char buf[64];
+    ssize_t n = procfs_pread(fd, buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *end;
+    *value = strtoull(buf, &end, 10);
+    return end == buf ? -1 : 0;
+}
+
+int counters_read(const struct user_counters *c, const struct user_cgroup *g,
+                  struct user_usage *out)
+{
+    char buf[4096];
+    ssize_t n;
+    memset(out, 0, sizeof(*out));
+    if (c->version == 2) {
+        n = procfs_pread(g->cpu_fd, buf, sizeof(buf));
+        if (n <= 0 || counters_stat_value(buf, (size_t)n, "usage_usec", &out->cpu_usec) < 0)
+            return -1;
+    } else {
+        uint64_t ns;
+        if (read_number_file(g->cpu_fd, &ns) < 0)
+            return -1;
+        out->cpu_usec = ns / 1000;
+    }
+    if (g->memory_fd >= 0) {
+        n = procfs_pread(g->memory_fd, buf, sizeof(buf));
+        uint64_t anon = 0, mapped = 0;
+        if (n > 0) {
+            /* v1's total_* include the group's descendants, as v2's do. */
+            counters_stat_value(buf, (size_t)n, c->version == 2 ? "anon" : "total_rss", &anon);
+            counters_stat_value(buf, (size_t)n,
+                                c->version == 2 ? "file_mapped" : "total_mapped_file", &mapped);
+        }
+        out->memory = anon + mapped;
+    }
+    if (g->pids_fd >= 0)
+        read_number_file(g->pids_fd, &out->tasks);
+    return 0;
+}
+
+size_t counters_pids(const struct user_cgroup *g, pid_t **pids)
+{
+    *pids = NULL;
+    int fd = openat(g->procs_dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    size_t count = 0, capacity = 0;
+    long pid;
+    while (fscanf(f, "%ld", &pid) == 1) {
+        if (count == capacity) {
+            capacity = capacity ? capacity * 2 : 64;
+            *pids = xreallocarray(*pids, capacity, sizeof(**pids));
+        }
+        (*pids)[count++] = (pid_t)pid;
+    }
+    fclose(f);
+    return count;
+}
+
+int counters_find_host_layout(int *version, const char **cpu_root, const char **memory_root,
+                              const char **pids_root)
+{
+    if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 &&
+        access("/sys/fs/cgroup/user.slice/cpu.stat", F_OK) == 0) {
+        *version = 2;
+        *cpu_root = "/sys/fs/cgroup/user.slice";
+        *memory_root = *pids_root = NULL;
+        return 0;
+    }
+    if (access("/sys/fs/cgroup/cpuacct/user.slice/cpuacct.usage", F_OK) == 0) {
+        *version = 1;
+        *cpu_root = "/sys/fs/cgroup/cpuacct/user.slice";
+        *memory_root = "/sys/fs/cgroup/memory/user.slice";
+        *pids_root = "/sys/fs/cgroup/pids/user.slice";
+        return 0;
+    }
+    return -1;
+}

@@ -1,0 +1,68 @@
+/* Per-user cgroup counters: the cheap first level of sampling.  Where
+ * every user has a cgroup (systemd's user-UID.slice, or the cgroupfs
+ * backend's user-UID), one sample reads three small files per user
+ * instead of one per process.  Descriptors stay open between samples. */
+#ifndef LOGINGUARD_CGROUP_COUNTERS_H
+#define LOGINGUARD_CGROUP_COUNTERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct user_cgroup {
+    uid_t uid;
+    int cpu_fd;       /* v2 cpu.stat, v1 cpuacct.usage */
+    int memory_fd;    /* memory.stat, or -1 */
+    int pids_fd;      /* pids.current, or -1 */
+    int procs_dirfd;  /* the cpu (v1) or only (v2) directory, for cgroup.procs */
+    uint64_t last_cpu_usec;
+    bool have_last;
+    bool seen;
+};
+
+struct user_counters {
+    int version;      /* 1 or 2 */
+    int cpu_root;     /* directory fds holding the user-UID[.slice] directories */
+    int memory_root;  /* v1 only; -1 otherwise or when absent */
+    int pids_root;    /* v1 only; -1 otherwise or when absent */
+    struct user_cgroup *groups;
+    size_t count, capacity;
+};
+
+struct user_usage {
+    uint64_t cpu_usec;   /* cumulative */
+    uint64_t memory;     /* anon + mapped file, bytes */
+    uint64_t tasks;
+};
+
+/* version 2: cpu_root is the directory with the user cgroups (e.g.
+ * /sys/fs/cgroup/user.slice), memory_root and pids_root NULL.
+ * version 1: one root per controller (cpuacct, memory, pids), each may be
+ * NULL except cpu.  Returns 0, or -1 if cpu_root cannot be opened. */
+int counters_open(struct user_counters *c, int version, const char *cpu_root,
+                  const char *memory_root, const char *pids_root);
+void counters_close(struct user_counters *c);
+
+/* Find user cgroups that appeared, forget those that went. */
+void counters_discover(struct user_counters *c);
+
+/* Read one group's counters.  Returns 0 or -1 (the group is gone). */
+int counters_read(const struct user_counters *c, const struct user_cgroup *g,
+                  struct user_usage *out);
+
+/* The pids in the group (cgroup.procs); *pids is malloc'd. */
+size_t counters_pids(const struct user_cgroup *g, pid_t **pids);
+
+/* Parse "user-1234.slice" or "user-1234"; returns 0 and the uid, or -1. */
+int counters_parse_name(const char *name, uid_t *uid);
+
+/* Values from the text of cpu.stat / memory.stat: the number after "key ". */
+int counters_stat_value(const char *text, size_t len, const char *key, uint64_t *value);
+
+/* Where this host keeps per-user cgroups, if anywhere: fills version and
+ * the roots (static strings) and returns 0, or -1 when there are none. */
+int counters_find_host_layout(int *version, const char **cpu_root, const char **memory_root,
+                              const char **pids_root);
+
+#endif

@@ -1,0 +1,419 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "configfile.h"
+#include "files.h"
+#include "units.h"
+#include "util.h"
+
+enum value_type {
+    T_DURATION, T_SIZE, T_CORES, T_COUNT, T_UID, T_BOOL, T_STRING, T_PATH, T_LIST,
+    T_MODE, T_BACKEND, T_NAME,
+};
+
+struct key {
+    const char *section;   /* "level" stands for every [level N] */
+    const char *name;
+    enum value_type type;
+    size_t offset;         /* into struct policy, or struct level for "level" */
+    size_t size;           /* for T_NAME: the buffer size */
+};
+
+#define P(field) offsetof(struct policy, field)
+#define L(field) offsetof(struct level, field)
+
+static const struct key keys[] = {
+    {"daemon", "mode", T_MODE, P(mode), 0},
+    {"daemon", "sample_interval", T_DURATION, P(sample_interval), 0},
+    {"daemon", "scan_interval", T_DURATION, P(scan_interval), 0},
+    {"daemon", "min_uid", T_UID, P(min_uid), 0},
+    {"daemon", "admin_group", T_STRING, P(admin_group), 0},
+    {"daemon", "event_log", T_PATH, P(event_log), 0},
+    {"daemon", "state_dir", T_PATH, P(state_dir), 0},
+    {"daemon", "control_socket", T_PATH, P(control_socket), 0},
+    {"daemon", "rules_dirs", T_LIST, P(rules_dirs), 0},
+    {"daemon", "backend", T_BACKEND, P(backend), 0},
+    {"daemon", "cgroup_parent", T_STRING, P(cgroup_parent), 0},
+    {"share", "cpu", T_CORES, P(share_cpu), 0},
+    {"share", "memory", T_SIZE, P(share_memory), 0},
+    {"share", "tasks", T_COUNT, P(share_tasks), 0},
+    {"violation", "cpu", T_CORES, P(violation_cpu), 0},
+    {"violation", "memory", T_SIZE, P(violation_memory), 0},
+    {"violation", "window", T_DURATION, P(window), 0},
+    {"violation", "decay", T_DURATION, P(decay), 0},
+    {"classes", "compute_cpu", T_CORES, P(compute_cpu), 0},
+    {"classes", "compute_grace", T_DURATION, P(compute_grace), 0},
+    {"exempt", "users", T_LIST, P(exempt_users), 0},
+    {"exempt", "groups", T_LIST, P(exempt_groups), 0},
+    {"level", "name", T_NAME, L(name), sizeof(((struct level *)0)->name)},
+    {"level", "cpu", T_CORES, L(cpu), 0},
+    {"level", "memory", T_SIZE, L(memory), 0},
+    {"level", "stop", T_BOOL, L(stop), 0},
+    {"level", "duration", T_DURATION, L(duration), 0},
+    {"notify", "channels", T_LIST, P(channels), 0},
+    {"notify", "batch_partition", T_STRING, P(batch_partition), 0},
+    {"notify", "interactive_partition", T_STRING, P(interactive_partition), 0},
+    {"notify", "docs_url", T_STRING, P(docs_url), 0},
+    {"notify", "sendmail", T_STRING, P(sendmail), 0},
+    {NULL, NULL, 0, 0, 0},
+};
+
+static const char *const sections[] = {"daemon", "share", "violation", "classes",
+                                       "exempt", "level N", "notify", NULL};
+
+/* Where the parser is in a file. */
+struct cursor {
+    const char *path;
+    unsigned line;
+    char section[32];  /* "" before the first [section] */
+    int level;         /* 1-based when section is "level" */
+    struct errors *errs;
+};
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *end = s + strlen(s);
+    while (end > s && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    return s;
+}
+
+static int set_list(struct name_list *list, const char *value, struct cursor *c)
+{
+    struct name_list fresh = {0};
+    char *copy = xstrdup(value);
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+        if (fresh.count == MAX_NAMES) {
+            errors_add(c->errs, c->path, c->line, "more than %d names in one list", MAX_NAMES);
+            break;
+        }
+        fresh.names[fresh.count++] = xstrdup(tok);
+    }
+    free(copy);
+    for (size_t i = 0; i < list->count; i++)
+        free(list->names[i]);
+    *list = fresh;
+    return 0;
+}
+
+static int set_enum(const char *value, const char *const *names, int *out, const char *key,
+                    struct cursor *c)
+{
+    for (int i = 0; names[i]; i++) {
+        if (strcmp(value, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    }
+    char choices[128] = "";
+    for (int i = 0; names[i]; i++) {
+        strncat(choices, i ? " | " : "", sizeof(choices) - strlen(choices) - 1);
+        strncat(choices, names[i], sizeof(choices) - strlen(choices) - 1);
+    }
+    errors_add(c->errs, c->path, c->line, "'%s = %s': %s must be %s", key, value, key, choices);
+    return -1;
+}
+
+static int set_value(void *base, const struct key *k, const char *value, struct cursor *c)
+{
+    static const char *const modes[] = {"observe", "enforce", NULL};
+    static const char *const backends[] = {"auto", "systemd", "cgroupfs", NULL};
+    char why[512] = "";
+    char *shown = xasprintf("%s = %s", k->name, value);
+    char *field = (char *)base + k->offset;
+    int rc = 0, e;
+    uint64_t u;
+
+    switch (k->type) {
+    case T_DURATION:
+        rc = parse_duration(value, shown, (uint64_t *)field, why, sizeof(why));
+        break;
+    case T_SIZE:
+        rc = parse_size(value, shown, (uint64_t *)field, why, sizeof(why));
+        break;
+    case T_CORES:
+        rc = parse_cores(value, shown, (double *)field, why, sizeof(why));
+        break;
+    case T_COUNT:
+        rc = parse_count(value, shown, (uint64_t *)field, why, sizeof(why));
+        break;
+    case T_UID:
+        rc = parse_count(value, shown, &u, why, sizeof(why));
+        if (rc == 0 && u >= (uid_t)-1) {
+            snprintf(why, sizeof(why), "'%s' is not a valid uid", shown);
+            rc = -1;
+        }
+        if (rc == 0)
+            *(uid_t *)field = (uid_t)u;
+        break;
+    case T_BOOL:
+        rc = parse_bool(value, shown, (bool *)field, why, sizeof(why));
+        break;
+    case T_PATH:
+        if (value[0] != '/' && strcmp(value, "-") != 0) {
+            snprintf(why, sizeof(why), "'%s': the path must be absolute", shown);
+            rc = -1;
+            break;
+        }
+        /* fall through */
+    case T_STRING:
+        set_string((char **)field, value[0] ? value : NULL);
+        break;
+    case T_NAME:
+        if (strlen(value) == 0 || strlen(value) >= k->size) {
+            snprintf(why, sizeof(why), "'%s': a name has 1 to %zu characters", shown,
+                     k->size - 1);
+            rc = -1;
+        } else {
+            copy_string(field, k->size, value);
+        }
+        break;
+    case T_LIST:
+        set_list((struct name_list *)field, value, c);
+        break;
+    case T_MODE:
+        if (set_enum(value, modes, &e, k->name, c) == 0)
+            *(enum mode *)field = (enum mode)e;
+        break;
+    case T_BACKEND:
+        if (set_enum(value, backends, &e, k->name, c) == 0)
+            *(enum backend *)field = (enum backend)e;
+        break;
+    }
+    if (rc < 0)
+        errors_add(c->errs, c->path, c->line, "%s", why);
+    free(shown);
+    return rc;
+}
+
+/* The ladder as written replaces the built-in one, the first time any
+ * file names a [level N]; later files then change single keys of it. */
+struct parse_state {
+    bool ladder_from_files;
+};
+
+static int enter_section(const char *name, struct cursor *c, struct policy *p,
+                         struct parse_state *st)
+{
+    int n;
+    char tail;
+    if (sscanf(name, "level %d%c", &n, &tail) == 1) {
+        if (n < 1 || n > MAX_LEVELS) {
+            errors_add(c->errs, c->path, c->line, "[%s]: levels are numbered 1 to %d", name,
+                       MAX_LEVELS);
+            return -1;
+        }
+        if (!st->ladder_from_files) {
+            st->ladder_from_files = true;
+            memset(p->levels, 0, sizeof(p->levels));
+            p->level_count = 0;
+        }
+        struct level *l = &p->levels[n - 1];
+        if (l->name[0] == '\0') {
+            snprintf(l->name, sizeof(l->name), "level %d", n);
+            l->duration = 15 * 60 * USEC_PER_SEC;
+        }
+        if ((size_t)n > p->level_count)
+            p->level_count = (size_t)n;
+        copy_string(c->section, sizeof(c->section), "level");
+        c->level = n;
+        return 0;
+    }
+    for (int i = 0; sections[i]; i++) {
+        if (strcmp(name, sections[i]) == 0 && strcmp(name, "level N") != 0) {
+            copy_string(c->section, sizeof(c->section), name);
+            return 0;
+        }
+    }
+    errors_add(c->errs, c->path, c->line,
+               "unknown section [%s]; sections are [daemon], [share], [violation], "
+               "[classes], [exempt], [level N] and [notify]",
+               name);
+    return -1;
+}
+
+static const struct key *find_key(const char *section, const char *name)
+{
+    for (const struct key *k = keys; k->section; k++)
+        if (strcmp(k->section, section) == 0 && strcmp(k->name, name) == 0)
+            return k;
+    return NULL;
+}
+
+static void unknown_key(const char *name, struct cursor *c)
+{
+    char known[512] = "";
+    for (const struct key *k = keys; k->section; k++) {
+        if (strcmp(k->section, c->section) != 0)
+            continue;
+        strncat(known, known[0] ? ", " : "", sizeof(known) - strlen(known) - 1);
+        strncat(known, k->name, sizeof(known) - strlen(known) - 1);
+    }
+    const struct key *elsewhere = NULL;
+    for (const struct key *k = keys; k->section; k++)
+        if (strcmp(k->name, name) == 0)
+            elsewhere = k;
+    if (elsewhere)
+        errors_add(c->errs, c->path, c->line, "'%s' belongs in [%s], not [%s]", name,
+                   strcmp(elsewhere->section, "level") == 0 ? "level N" : elsewhere->section,
+                   c->section);
+    else
+        errors_add(c->errs, c->path, c->line, "unknown key '%s' in [%s]; known keys: %s", name,
+                   c->section, known);
+}
+
+static void parse_line(char *line, struct cursor *c, struct policy *p, struct parse_state *st)
+{
+    char *s = trim(line);
+    if (*s == '\0' || *s == '#' || *s == ';')
+        return;
+    if (*s == '[') {
+        char *close = strchr(s, ']');
+        if (!close || close[1] != '\0') {
+            errors_add(c->errs, c->path, c->line, "a section header looks like [name]");
+            c->section[0] = '\0';
+            return;
+        }
+        *close = '\0';
+        if (enter_section(trim(s + 1), c, p, st) < 0)
+            copy_string(c->section, sizeof(c->section), "?");
+        return;
+    }
+    char *eq = strchr(s, '=');
+    if (!eq) {
+        errors_add(c->errs, c->path, c->line, "expected 'key = value', got '%s'", s);
+        return;
+    }
+    *eq = '\0';
+    char *name = trim(s), *value = trim(eq + 1);
+    if (c->section[0] == '\0') {
+        errors_add(c->errs, c->path, c->line, "'%s' comes before any [section]", name);
+        return;
+    }
+    if (strcmp(c->section, "?") == 0)
+        return; /* already reported the section */
+    const struct key *k = find_key(c->section, name);
+    if (!k) {
+        unknown_key(name, c);
+        return;
+    }
+    void *base = strcmp(k->section, "level") == 0 ? (void *)&p->levels[c->level - 1] : (void *)p;
+    set_value(base, k, value, c);
+}
+
+static int parse_file(const char *path, struct policy *p, struct parse_state *st,
+                      struct errors *errs)
+{
+    size_t before = errs->count;
+    FILE *f = open_config_file(path, errs);
+    if (!f)
+        return -1;
+    struct cursor c = {.path = path, .errs = errs};
+    char *buf = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&buf, &cap, f)) != -1) {
+        c.line++;
+        if (strlen(buf) != (size_t)n) {
+            errors_add(errs, path, c.line, "a NUL byte in the line; is this a text file?");
+            continue;
+        }
+        buf[strcspn(buf, "\n")] = '\0';
+        parse_line(buf, &c, p, st);
+    }
+    free(buf);
+    fclose(f);
+    return errs->count == before ? 0 : -1;
+}
+
+int config_parse_file(const char *path, struct policy *p, struct errors *errs)
+{
+    struct parse_state st = {0};
+    return parse_file(path, p, &st, errs);
+}
+
+int config_validate(struct policy *p, const char *path, struct errors *errs)
+{
+    size_t before = errs->count;
+    for (size_t i = 0; i < p->level_count; i++) {
+        if (p->levels[i].name[0] == '\0')
+            errors_add(errs, path, 0, "[level %zu] is missing: levels are numbered 1, 2, 3, ... "
+                       "without gaps", i + 1);
+        else if (p->levels[i].duration == 0)
+            errors_add(errs, path, 0, "[level %zu] needs a duration > 0", i + 1);
+    }
+    if (p->level_count == 0)
+        errors_add(errs, path, 0, "the ladder is empty: define at least [level 1]");
+    if (p->sample_interval < 100000)
+        errors_add(errs, path, 0, "sample_interval must be at least 100ms");
+    if (p->scan_interval < p->sample_interval)
+        errors_add(errs, path, 0, "scan_interval must not be shorter than sample_interval");
+    if (p->window < p->sample_interval)
+        errors_add(errs, path, 0, "[violation] window must not be shorter than sample_interval");
+    if (p->violation_cpu <= 0 && p->violation_memory == 0)
+        errors_add(errs, path, 0, "[violation] needs cpu or memory above 0, or nothing is ever a "
+                   "violation");
+    static const char *const channels[] = {"tty", "desktop", "email", "login", NULL};
+    for (size_t i = 0; i < p->channels.count; i++) {
+        int j;
+        for (j = 0; channels[j]; j++)
+            if (strcmp(p->channels.names[i], channels[j]) == 0)
+                break;
+        if (!channels[j])
+            errors_add(errs, path, 0, "[notify] channels: unknown channel '%s'; use tty, "
+                       "desktop, email, login", p->channels.names[i]);
+    }
+    return errs->count == before ? 0 : -1;
+}
+
+/* DIR/conf.d/NAME.conf and DIR/rules.d, DIR being the config file's directory. */
+static char *sibling(const char *path, const char *name)
+{
+    char *copy = xstrdup(path);
+    char *dir = xasprintf("%s/%s", dirname(copy), name);
+    free(copy);
+    return dir;
+}
+
+int config_load(const char *path, bool must_exist, struct policy *out, struct errors *errs)
+{
+    size_t before = errs->count;
+    struct parse_state st = {0};
+    policy_init_defaults(out);
+
+    if (access(path, F_OK) == 0 || must_exist)
+        parse_file(path, out, &st, errs);
+
+    char *dropins = sibling(path, "conf.d");
+    struct file_list files = {0};
+    list_dir_files(&dropins, 1, ".conf", &files, errs);
+    for (size_t i = 0; i < files.count; i++)
+        parse_file(files.paths[i], out, &st, errs);
+    file_list_free(&files);
+    free(dropins);
+
+    if (out->rules_dirs.count == 0) {
+        out->rules_dirs.names[out->rules_dirs.count++] = sibling(path, "rules.d");
+        out->rules_dirs.names[out->rules_dirs.count++] = xstrdup(PKGDATADIR "/rules.d");
+    }
+    rules_load_dirs(&out->rules, out->rules_dirs.names, out->rules_dirs.count, errs);
+    config_validate(out, path, errs);
+
+    if (errs->count != before) {
+        policy_free(out);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,23 @@
+/* Reading loginguard.conf and its drop-ins into a struct policy. */
+#ifndef LOGINGUARD_CONFIGFILE_H
+#define LOGINGUARD_CONFIGFILE_H
+
+#include <stdbool.h>
+
+#include "errors.h"
+#include "policy.h"
+
+/* Load the policy: built-in defaults, then `path` (if it exists, or an
+ * error if `must_exist`), then DIR/conf.d/NAME.conf in name order, then the
+ * rules from rules_dir (default DIR/rules.d), where DIR is path's
+ * directory.  Returns 0, or -1 with every problem in errs; on -1 `out`
+ * is freed and must not be used. */
+int config_load(const char *path, bool must_exist, struct policy *out, struct errors *errs);
+
+/* Parse one file on top of what `p` already holds (tests use it). */
+int config_parse_file(const char *path, struct policy *p, struct errors *errs);
+
+/* Cross-checks that need the whole policy (ladder numbering, windows). */
+int config_validate(struct policy *p, const char *path, struct errors *errs);
+
+#endif

@@ -1,0 +1,193 @@
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+#ifdef HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#else
+static int sd_notify(int unset, const char *state)
+{
+    (void)unset;
+    (void)state;
+    return 0;
+}
+#endif
+
+#include "configfile.h"
+#include "daemon.h"
+#include "util.h"
+
+volatile sig_atomic_t stop_requested;
+volatile sig_atomic_t reload_requested;
+
+/* Load the policy named on the command line; with report, print every
+ * error (file:line: what) to the log. */
+int daemon_load_policy(struct daemon *d, struct policy *out, bool report)
+{
+    struct errors errs = {0};
+    int rc = config_load(d->opt.config_path, d->opt.config_given, out, &errs);
+    for (size_t i = 0; report && i < errs.count; i++) {
+        syslog(LOG_ERR, "%s", errs.messages[i]);
+        if (d->opt.foreground || d->opt.check_only)
+            fprintf(stderr, "%s\n", errs.messages[i]);
+    }
+    if (rc == 0 && d->opt.force_observe)
+        out->mode = MODE_OBSERVE;
+    errors_free(&errs);
+    return rc;
+}
+
+static void say(struct daemon *d, int priority, const char *message)
+{
+    syslog(priority, "%s", message);
+    if (d->opt.foreground)
+        fprintf(stderr, "loginguardd: %s\n", message);
+}
+
+/* The event log's directory is made if missing: /var/log/loginguard
+ * after a package install that did not create it. */
+static int open_event_log(struct daemon *d, const char *path)
+{
+    if (strcmp(path, "-") != 0) {
+        char *dir = xstrdup(path);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+            *slash = '\0';
+            mkdir(dir, 0750);
+        }
+        free(dir);
+    }
+    int rc = d->events.file ? event_log_reopen(&d->events, path)
+                            : event_log_open(&d->events, path, d->opt.foreground);
+    if (rc < 0) {
+        char msg[600];
+        snprintf(msg, sizeof(msg), "cannot open the event log %s (%s); events go to syslog only",
+                 path, strerror(errno));
+        say(d, LOG_ERR, msg);
+    }
+    return rc;
+}
+
+static void log_event(struct daemon *d, const char *name, const char *message)
+{
+    event_log_write(&d->events,
+                    event_daemon(name, message, &d->policy, d->events.host, now_realtime_usec()));
+}
+
+int daemon_start(struct daemon *d)
+{
+    if (daemon_load_policy(d, &d->policy, true) < 0)
+        return -1;
+    if (sampler_init(&d->sampler, "/proc", 0, NULL, NULL, NULL) < 0) {
+        say(d, LOG_ERR, "cannot read /proc");
+        policy_free(&d->policy);
+        return -1;
+    }
+    if (!d->events.host[0])
+        gethostname(d->events.host, sizeof(d->events.host) - 1);
+    open_event_log(d, d->policy.event_log);
+    char msg[256];
+    snprintf(msg, sizeof(msg), "%s mode, %zu rules, %zu levels, %s sampling", mode_name(d->policy.mode),
+             d->policy.rules.count, d->policy.level_count,
+             d->sampler.use_counters ? "per-user cgroup" : "/proc");
+    log_event(d, "daemon_started", msg);
+    if (d->policy.mode == MODE_ENFORCE)
+        say(d, LOG_WARNING,
+            "mode = enforce: this version only observes; decisions are logged, not applied");
+    d->next_sample = d->next_sweep = now_boottime_usec();
+    sd_notify(0, "READY=1");
+    return 0;
+}
+
+void daemon_reload(struct daemon *d)
+{
+    sd_notify(0, "RELOADING=1");
+    struct policy fresh;
+    if (daemon_load_policy(d, &fresh, true) < 0) {
+        log_event(d, "config_error", "reload failed; the running policy stays (errors in syslog)");
+    } else {
+        sampler_reclassify(&d->sampler, &fresh);
+        policy_free(&d->policy);
+        d->policy = fresh;
+        log_event(d, "config_reloaded", NULL);
+    }
+    /* SIGHUP is also logrotate's signal: always reopen the event log. */
+    open_event_log(d, d->policy.event_log);
+    sd_notify(0, "READY=1");
+}
+
+/* One sample, one engine step, an event for every decision. */
+void daemon_tick(struct daemon *d)
+{
+    uint64_t now = now_boottime_usec();
+    if (now >= d->next_sweep) {
+        sampler_sweep(&d->sampler, &d->policy);
+        d->next_sweep = now + d->policy.scan_interval;
+    }
+    if (now < d->next_sample)
+        return;
+    sampler_sample(&d->sampler, &d->policy, &d->snap);
+    decisions_clear(&d->decisions);
+    engine_step(&d->policy, &d->engine, &d->snap, &d->decisions);
+    for (size_t i = 0; i < d->decisions.count; i++) {
+        const struct decision *x = &d->decisions.items[i];
+        const struct user_info *u = users_lookup(&d->sampler.users, &d->policy, x->uid);
+        event_log_write(&d->events, event_from_decision(&d->policy, x, &d->snap, u->name,
+                                                        d->events.host, d->snap.now));
+    }
+    /* Keep the rhythm, but never try to catch up on missed samples. */
+    d->next_sample += d->policy.sample_interval;
+    if (d->next_sample <= now)
+        d->next_sample = now + d->policy.sample_interval;
+}
+
+static int wait_timeout_ms(const struct daemon *d)
+{
+    uint64_t now = now_boottime_usec();
+    uint64_t next = d->next_sample < d->next_sweep ? d->next_sample : d->next_sweep;
+    return next > now ? (int)((next - now + 999) / 1000) : 0;
+}
+
+void daemon_run(struct daemon *d)
+{
+    sigset_t blocked, waiting;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGTERM);
+    sigaddset(&blocked, SIGINT);
+    sigaddset(&blocked, SIGHUP);
+    sigprocmask(SIG_BLOCK, &blocked, &waiting);
+    sigdelset(&waiting, SIGTERM);
+    sigdelset(&waiting, SIGINT);
+    sigdelset(&waiting, SIGHUP);
+
+    while (!stop_requested) {
+        if (reload_requested) {
+            reload_requested = 0;
+            daemon_reload(d);
+        }
+        daemon_tick(d);
+        int ms = wait_timeout_ms(d);
+        struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+        /* Signals are delivered only inside ppoll: no lost wake-up. */
+        ppoll(NULL, 0, &ts, &waiting);
+    }
+    sigprocmask(SIG_UNBLOCK, &blocked, NULL);
+}
+
+void daemon_finish(struct daemon *d)
+{
+    sd_notify(0, "STOPPING=1");
+    log_event(d, "daemon_stopped", NULL);
+    event_log_close(&d->events);
+    decisions_free(&d->decisions);
+    snapshot_free(&d->snap);
+    engine_state_free(&d->engine);
+    sampler_free(&d->sampler);
+    policy_free(&d->policy);
+}

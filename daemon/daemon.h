@@ -1,0 +1,46 @@
+/* The daemon's one context: everything loginguardd holds while it runs. */
+#ifndef LOGINGUARD_DAEMON_H
+#define LOGINGUARD_DAEMON_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "events.h"
+#include "policy.h"
+#include "sampler.h"
+#include "snapshot.h"
+
+struct options {
+    const char *config_path;
+    bool config_given;     /* a missing file is an error only when named */
+    bool foreground;       /* stay attached, print events to the terminal */
+    bool force_observe;
+    bool check_only;
+};
+
+struct daemon {
+    struct options opt;
+    struct policy policy;
+    struct engine_state engine;
+    struct sampler sampler;
+    struct snapshot snap;
+    struct decisions decisions;
+    struct event_log events;
+    uint64_t next_sample;  /* boottime usec */
+    uint64_t next_sweep;
+};
+
+/* Set by signal handlers, acted on by the main loop. */
+extern volatile sig_atomic_t stop_requested;
+extern volatile sig_atomic_t reload_requested;
+
+int daemon_load_policy(struct daemon *d, struct policy *out, bool report);
+int daemon_start(struct daemon *d);
+void daemon_run(struct daemon *d);
+void daemon_reload(struct daemon *d);
+void daemon_finish(struct daemon *d);
+void daemon_tick(struct daemon *d);
+
+#endif

@@ -1,0 +1,299 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "util.h"
+
+static const char *const decision_names[] = {
+    [DECISION_VIOLATION] = "violation", [DECISION_EXPIRED] = "level_expired",
+    [DECISION_DECAYED] = "level_decayed", [DECISION_FORBIDDEN] = "forbidden_process",
+    [DECISION_COMPUTE] = "compute_process",
+};
+
+const char *decision_name(enum decision_kind k)
+{
+    return decision_names[k];
+}
+
+struct user_state *engine_user(struct engine_state *st, uid_t uid, bool create)
+{
+    for (size_t i = 0; i < st->user_count; i++)
+        if (st->users[i].uid == uid)
+            return &st->users[i];
+    if (!create)
+        return NULL;
+    if (st->user_count == st->user_capacity) {
+        st->user_capacity = st->user_capacity ? st->user_capacity * 2 : 32;
+        st->users = xreallocarray(st->users, st->user_capacity, sizeof(*st->users));
+    }
+    struct user_state *u = &st->users[st->user_count++];
+    memset(u, 0, sizeof(*u));
+    u->uid = uid;
+    return u;
+}
+
+void engine_state_free(struct engine_state *st)
+{
+    free(st->users);
+    free(st->procs);
+    memset(st, 0, sizeof(*st));
+}
+
+static struct decision *add_decision(struct decisions *d, enum decision_kind kind, uid_t uid)
+{
+    if (d->count == d->capacity) {
+        d->capacity = d->capacity ? d->capacity * 2 : 16;
+        d->items = xreallocarray(d->items, d->capacity, sizeof(*d->items));
+    }
+    struct decision *x = &d->items[d->count++];
+    memset(x, 0, sizeof(*x));
+    x->kind = kind;
+    x->uid = uid;
+    return x;
+}
+
+void decisions_clear(struct decisions *d)
+{
+    d->count = 0;
+}
+
+void decisions_free(struct decisions *d)
+{
+    free(d->items);
+    memset(d, 0, sizeof(*d));
+}
+
+bool engine_user_protected(const struct policy *p, const struct user_state *st,
+                           const struct user_sample *u, uint64_t now)
+{
+    if (u->uid == 0 || u->uid < p->min_uid)
+        return true;
+    if (u->exempt_group || (u->name[0] && name_list_contains(&p->exempt_users, u->name)))
+        return true;
+    return st && st->exempt_until > now;
+}
+
+/* The user's counted processes, highest CPU first, into d->procs. */
+static void pick_top_procs(const struct snapshot *snap, uid_t uid, struct decision *d)
+{
+    d->proc_count = 0;
+    for (size_t i = 0; i < snap->proc_count; i++) {
+        const struct proc_sample *ps = &snap->procs[i];
+        if (ps->uid != uid || ps->class == CLASS_EXEMPT)
+            continue;
+        /* Insertion into a short sorted list. */
+        size_t at = d->proc_count;
+        while (at > 0 && snap->procs[d->procs[at - 1]].cpu < ps->cpu)
+            at--;
+        if (at >= TOP_PROCS)
+            continue;
+        size_t last = d->proc_count < TOP_PROCS ? d->proc_count : TOP_PROCS - 1;
+        memmove(&d->procs[at + 1], &d->procs[at], (last - at) * sizeof(d->procs[0]));
+        d->procs[at] = i;
+        if (d->proc_count < TOP_PROCS)
+            d->proc_count++;
+    }
+}
+
+/* Follow the runs above the violation thresholds.  A run starts at the
+ * beginning of the first interval above the threshold and ends with the
+ * first interval below it. */
+static void track_window(const struct policy *p, struct user_state *us,
+                         const struct user_sample *u, const struct snapshot *snap)
+{
+    uint64_t interval_start = snap->now - snap->interval;
+    if (p->violation_cpu > 0 && u->cpu > p->violation_cpu) {
+        if (!us->cpu_over_since) {
+            us->cpu_over_since = interval_start;
+            us->cpu_over_sum = 0;
+        }
+        us->cpu_over_sum += u->cpu * (double)snap->interval;
+    } else {
+        us->cpu_over_since = 0;
+    }
+    if (p->violation_memory > 0 && u->memory > p->violation_memory) {
+        if (!us->mem_over_since) {
+            us->mem_over_since = interval_start;
+            us->mem_peak = 0;
+        }
+        if (u->memory > us->mem_peak)
+            us->mem_peak = u->memory;
+    } else {
+        us->mem_over_since = 0;
+    }
+}
+
+static void raise_level(const struct policy *p, struct user_state *us, const struct snapshot *snap,
+                        struct decisions *out)
+{
+    uint64_t now = snap->now;
+    bool by_cpu = us->cpu_over_since && now - us->cpu_over_since >= p->window;
+    bool by_mem = us->mem_over_since && now - us->mem_over_since >= p->window;
+    if (!by_cpu && !by_mem)
+        return;
+
+    struct decision *d = add_decision(out, DECISION_VIOLATION, us->uid);
+    d->reason = by_cpu ? "cpu" : "memory";
+    uint64_t run_start = by_cpu ? us->cpu_over_since : us->mem_over_since;
+    d->window = now - run_start;
+    d->cpu = us->cpu_over_since ? us->cpu_over_sum / (double)(now - us->cpu_over_since) : 0;
+    d->memory = us->mem_peak;
+    d->level_before = us->level;
+    if ((size_t)us->level < p->level_count)
+        us->level++;
+    d->level_after = us->level;
+    us->since = now;
+    us->until = now + p->levels[us->level - 1].duration;
+    d->until = us->until;
+    us->last_violation = now;
+    us->quiet_since = now;
+    us->violations++;
+    /* The next rung needs a whole new window. */
+    us->cpu_over_since = 0;
+    us->mem_over_since = 0;
+    pick_top_procs(snap, us->uid, d);
+}
+
+/* Limits end at `until`; each further quiet `decay` lowers the level. */
+static void expire_and_decay(const struct policy *p, struct user_state *us, uint64_t now,
+                             struct decisions *out)
+{
+    if (us->until && now >= us->until) {
+        struct decision *d = add_decision(out, DECISION_EXPIRED, us->uid);
+        d->level_before = d->level_after = us->level;
+        us->until = 0;
+        us->quiet_since = now;
+        return;
+    }
+    if (us->level > 0 && !us->until && now - us->quiet_since >= p->decay) {
+        struct decision *d = add_decision(out, DECISION_DECAYED, us->uid);
+        d->level_before = us->level;
+        d->level_after = --us->level;
+        us->quiet_since = now;
+    }
+}
+
+static struct proc_watch *watch_proc(struct engine_state *st, const struct proc_sample *ps)
+{
+    for (size_t i = 0; i < st->proc_count; i++) {
+        struct proc_watch *w = &st->procs[i];
+        if (w->pid == ps->pid && w->start_time == ps->start_time)
+            return w;
+    }
+    if (st->proc_count == st->proc_capacity) {
+        st->proc_capacity = st->proc_capacity ? st->proc_capacity * 2 : 16;
+        st->procs = xreallocarray(st->procs, st->proc_capacity, sizeof(*st->procs));
+    }
+    struct proc_watch *w = &st->procs[st->proc_count++];
+    memset(w, 0, sizeof(*w));
+    w->pid = ps->pid;
+    w->start_time = ps->start_time;
+    return w;
+}
+
+static const struct rule *find_rule_by_name(const struct policy *p, const char *name)
+{
+    for (size_t i = 0; name && i < p->rules.count; i++)
+        if (strcmp(p->rules.rules[i].name, name) == 0)
+            return &p->rules.rules[i];
+    return NULL;
+}
+
+/* Forbidden programs are reported on sight; compute programs once they
+ * have stayed above their threshold for their grace. */
+static void judge_process(const struct policy *p, struct engine_state *st,
+                          const struct snapshot *snap, size_t index, struct decisions *out)
+{
+    const struct proc_sample *ps = &snap->procs[index];
+    struct proc_watch *w = watch_proc(st, ps);
+    w->seen = true;
+    if (w->reported)
+        return;
+    enum decision_kind kind = DECISION_FORBIDDEN;
+    if (ps->class == CLASS_COMPUTE) {
+        const struct rule *r = find_rule_by_name(p, ps->rule);
+        double threshold = r && r->cpu >= 0 ? r->cpu : p->compute_cpu;
+        uint64_t grace = r && r->grace >= 0 ? (uint64_t)r->grace : p->compute_grace;
+        if (ps->cpu <= threshold) {
+            w->over_since = 0;
+            return;
+        }
+        if (!w->over_since)
+            w->over_since = snap->now - snap->interval;
+        if (snap->now - w->over_since < grace)
+            return;
+        kind = DECISION_COMPUTE;
+    }
+    struct decision *d = add_decision(out, kind, ps->uid);
+    d->reason = ps->rule;
+    d->cpu = ps->cpu;
+    d->memory = ps->rss;
+    d->window = w->over_since ? snap->now - w->over_since : snap->interval;
+    d->procs[0] = index;
+    d->proc_count = 1;
+    w->reported = true;
+}
+
+static void forget_gone_procs(struct engine_state *st)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < st->proc_count; i++) {
+        if (st->procs[i].seen) {
+            st->procs[i].seen = false;
+            st->procs[kept++] = st->procs[i];
+        }
+    }
+    st->proc_count = kept;
+}
+
+/* A user with nothing to remember is dropped, keeping the table small. */
+static void forget_idle_users(struct engine_state *st)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < st->user_count; i++) {
+        const struct user_state *u = &st->users[i];
+        if (u->level || u->until || u->exempt_until || u->violations || u->cpu_over_since ||
+            u->mem_over_since)
+            st->users[kept++] = *u;
+    }
+    st->user_count = kept;
+}
+
+void engine_step(const struct policy *p, struct engine_state *st, const struct snapshot *snap,
+                 struct decisions *out)
+{
+    for (size_t i = 0; i < snap->user_count; i++) {
+        const struct user_sample *u = &snap->users[i];
+        struct user_state *us = engine_user(st, u->uid, false);
+        if (engine_user_protected(p, us, u, snap->now)) {
+            if (us)
+                us->cpu_over_since = us->mem_over_since = 0;
+            continue;
+        }
+        if (!us)
+            us = engine_user(st, u->uid, true);
+        track_window(p, us, u, snap);
+        raise_level(p, us, snap, out);
+    }
+    for (size_t i = 0; i < st->user_count; i++) {
+        struct user_state *us = &st->users[i];
+        if (!snapshot_find_user(snap, us->uid))
+            us->cpu_over_since = us->mem_over_since = 0;
+        expire_and_decay(p, us, snap->now, out);
+    }
+    for (size_t i = 0; i < snap->proc_count; i++) {
+        const struct proc_sample *ps = &snap->procs[i];
+        if (ps->class != CLASS_COMPUTE && ps->class != CLASS_FORBIDDEN)
+            continue;
+        const struct user_sample *u = snapshot_find_user(snap, ps->uid);
+        struct user_sample fallback = {.uid = ps->uid};
+        if (engine_user_protected(p, engine_user(st, ps->uid, false), u ? u : &fallback,
+                                  snap->now))
+            continue;
+        judge_process(p, st, snap, i, out);
+    }
+    forget_gone_procs(st);
+    forget_idle_users(st);
+}

@@ -1,0 +1,93 @@
+/* The policy engine: policy + per-user state + snapshot in, decisions
+ * out.  Pure: no I/O, no clock (time comes in the snapshot), so the
+ * daemon, policy replay and the unit tests run the very same code. */
+#ifndef LOGINGUARD_ENGINE_H
+#define LOGINGUARD_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policy.h"
+#include "snapshot.h"
+
+#define TOP_PROCS 5
+
+/* Where a user stands.  level, since, until, last_violation, violations
+ * and exempt_until are what a restart must keep; the rest is the window
+ * being watched now. */
+struct user_state {
+    uid_t uid;
+    int level;                /* rung of the ladder, 0 = none */
+    uint64_t since;           /* when the level was entered */
+    uint64_t until;           /* the level's limits apply until then; 0 = not applied */
+    uint64_t quiet_since;     /* last violation, expiry or decay: decay counts from here */
+    uint64_t last_violation;
+    uint32_t violations;      /* ever, on this node */
+    uint64_t exempt_until;    /* temporary exemption, 0 = none */
+
+    uint64_t cpu_over_since;  /* start of the current run above [violation] cpu, 0 = none */
+    double cpu_over_sum;      /* core-usec used during that run */
+    uint64_t mem_over_since;
+    uint64_t mem_peak;
+};
+
+/* A process of class compute being watched through its grace, or one
+ * already reported (so it is reported once). */
+struct proc_watch {
+    pid_t pid;
+    uint64_t start_time;
+    uint64_t over_since;
+    bool reported;
+    bool seen;
+};
+
+struct engine_state {
+    struct user_state *users;
+    size_t user_count, user_capacity;
+    struct proc_watch *procs;
+    size_t proc_count, proc_capacity;
+};
+
+enum decision_kind {
+    DECISION_VIOLATION,   /* sustained usage: the level goes up one rung */
+    DECISION_EXPIRED,     /* the level's limits end; the level itself stays */
+    DECISION_DECAYED,     /* a quiet period lowered the level by one */
+    DECISION_FORBIDDEN,   /* a forbidden program is running: stop it */
+    DECISION_COMPUTE,     /* a compute program ran above its threshold past its grace */
+};
+
+struct decision {
+    enum decision_kind kind;
+    uid_t uid;
+    int level_before, level_after;
+    uint64_t until;           /* for VIOLATION: when the new level's limits end */
+    const char *reason;       /* "cpu", "memory", or the matching rule's name */
+    double cpu;               /* cores, averaged over `window` */
+    uint64_t memory;          /* bytes, peak over `window` */
+    uint64_t window;          /* usec the usage covers */
+    /* Indices into the snapshot's procs, highest CPU first. */
+    size_t procs[TOP_PROCS];
+    size_t proc_count;
+};
+
+struct decisions {
+    struct decision *items;
+    size_t count, capacity;
+};
+
+void engine_step(const struct policy *p, struct engine_state *st, const struct snapshot *snap,
+                 struct decisions *out);
+
+/* root, uids below min_uid, [exempt] users and groups, temporary exemptions. */
+bool engine_user_protected(const struct policy *p, const struct user_state *st,
+                           const struct user_sample *u, uint64_t now);
+
+struct user_state *engine_user(struct engine_state *st, uid_t uid, bool create);
+void engine_state_free(struct engine_state *st);
+void decisions_clear(struct decisions *d);
+void decisions_free(struct decisions *d);
+const char *decision_name(enum decision_kind k);
+
+#endif

@@ -1,0 +1,296 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "events.h"
+#include "units.h"
+#include "util.h"
+
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static size_t utf8_sequence(const unsigned char *s, size_t left)
+{
+    size_t n;
+    uint32_t cp;
+    if (s[0] < 0x80)
+        return 1;
+    if ((s[0] & 0xe0) == 0xc0) {
+        n = 2;
+        cp = s[0] & 0x1f;
+    } else if ((s[0] & 0xf0) == 0xe0) {
+        n = 3;
+        cp = s[0] & 0x0f;
+    } else if ((s[0] & 0xf8) == 0xf0) {
+        n = 4;
+        cp = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    if (n > left)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    /* No overlong forms, no surrogates, nothing past U+10FFFF. */
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+        return 0;
+    return n;
+}
+
+json_t *json_from_bytes(const char *s, size_t len)
+{
+    char *out = xmalloc(len * 4 + 1);
+    size_t o = 0;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        size_t n = u[i] ? utf8_sequence(u + i, len - i) : 0;
+        if (n == 0) {
+            o += (size_t)sprintf(out + o, "\\x%02x", u[i]);
+            i++;
+        } else {
+            memcpy(out + o, u + i, n);
+            o += n;
+            i += n;
+        }
+    }
+    out[o] = '\0';
+    json_t *j = json_stringn(out, o);
+    free(out);
+    return j ? j : json_string("");
+}
+
+static json_t *json_text(const char *s)
+{
+    return s ? json_from_bytes(s, strlen(s)) : json_null();
+}
+
+static json_t *json_time(uint64_t usec)
+{
+    time_t t = (time_t)(usec / USEC_PER_SEC);
+    struct tm tm;
+    char buf[64];
+    gmtime_r(&t, &tm);
+    size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, sizeof(buf) - n, ".%03uZ", (unsigned)(usec % USEC_PER_SEC / 1000));
+    return json_string(buf);
+}
+
+static json_t *json_argv(const struct proc_sample *ps)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; ps->argv && i < ps->argv_len;) {
+        size_t n = strnlen(ps->argv + i, ps->argv_len - i);
+        json_array_append_new(a, json_from_bytes(ps->argv + i, n));
+        i += n + 1;
+    }
+    return a;
+}
+
+static json_t *json_proc(const struct proc_sample *ps)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "pid", json_integer(ps->pid));
+    json_object_set_new(o, "comm", json_text(ps->comm));
+    json_object_set_new(o, "exe", json_text(ps->exe));
+    json_object_set_new(o, "argv", json_argv(ps));
+    json_object_set_new(o, "cpu_cores", json_real((double)(long)(ps->cpu * 1000) / 1000));
+    json_object_set_new(o, "rss_bytes", json_integer((json_int_t)ps->rss));
+    json_object_set_new(o, "class", json_string(class_name(ps->class)));
+    if (ps->rule)
+        json_object_set_new(o, "rule", json_text(ps->rule));
+    return o;
+}
+
+/* What loginguard does (or, observing, would do) for a decision. */
+static const char *action_of(const struct policy *p, const struct decision *d)
+{
+    switch (d->kind) {
+    case DECISION_VIOLATION: {
+        const struct level *l = &p->levels[d->level_after - 1];
+        if (l->stop)
+            return "stop";
+        return l->cpu > 0 || l->memory > 0 ? "limit" : "warn";
+    }
+    case DECISION_EXPIRED:
+        return "release";
+    case DECISION_DECAYED:
+        return "lower";
+    case DECISION_FORBIDDEN:
+    case DECISION_COMPUTE:
+        return "stop";
+    }
+    return "none";
+}
+
+static json_t *json_level(const struct policy *p, int level)
+{
+    if (level <= 0 || (size_t)level > p->level_count)
+        return json_null();
+    const struct level *l = &p->levels[level - 1];
+    return json_pack("{s:i, s:s, s:f, s:I, s:b, s:I}", "number", level, "name", l->name,
+                     "cpu_cores", l->cpu, "memory_bytes", (json_int_t)l->memory, "stop", l->stop,
+                     "duration_s", (json_int_t)(l->duration / USEC_PER_SEC));
+}
+
+json_t *event_from_decision(const struct policy *p, const struct decision *d,
+                            const struct snapshot *snap, const char *user_name,
+                            const char *host, uint64_t now)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "time", json_time(now));
+    json_object_set_new(e, "host", json_text(host));
+    json_object_set_new(e, "event", json_string(decision_name(d->kind)));
+    json_object_set_new(e, "user", user_name && *user_name ? json_text(user_name) : json_null());
+    json_object_set_new(e, "uid", json_integer(d->uid));
+    json_object_set_new(e, "level_before", json_integer(d->level_before));
+    json_object_set_new(e, "level_after", json_integer(d->level_after));
+    json_object_set_new(e, "level", json_level(p, d->level_after));
+    if (d->reason)
+        json_object_set_new(e, "reason", json_text(d->reason));
+    if (d->kind != DECISION_EXPIRED && d->kind != DECISION_DECAYED) {
+        json_object_set_new(e, "usage",
+                            json_pack("{s:f, s:I, s:f}", "cpu_cores",
+                                      (double)(long)(d->cpu * 1000) / 1000, "memory_bytes",
+                                      (json_int_t)d->memory, "window_s",
+                                      (double)d->window / 1e6));
+        json_t *procs = json_array();
+        for (size_t i = 0; i < d->proc_count; i++)
+            json_array_append_new(procs, json_proc(&snap->procs[d->procs[i]]));
+        json_object_set_new(e, "processes", procs);
+    }
+    if (d->until)
+        json_object_set_new(e, "until", json_time(d->until));
+    json_object_set_new(e, "action", json_string(action_of(p, d)));
+    /* Nothing is applied yet in any mode: enforcement is a later stage. */
+    json_object_set_new(e, "applied", json_false());
+    json_object_set_new(e, "mode", json_string(mode_name(p->mode)));
+    return e;
+}
+
+json_t *event_daemon(const char *name, const char *message, const struct policy *p,
+                     const char *host, uint64_t now)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "time", json_time(now));
+    json_object_set_new(e, "host", json_text(host));
+    json_object_set_new(e, "event", json_string(name));
+    if (message)
+        json_object_set_new(e, "message", json_text(message));
+    if (p)
+        json_object_set_new(e, "mode", json_string(mode_name(p->mode)));
+    return e;
+}
+
+static const char *get_str(const json_t *e, const char *key)
+{
+    const char *s = json_string_value(json_object_get(e, key));
+    return s ? s : "";
+}
+
+/* Printable for a log line: control characters from hostile names become '?'. */
+static void printable(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
+void event_summary(const json_t *e, char *buf, size_t len)
+{
+    const char *name = get_str(e, "event");
+    json_t *usage = json_object_get(e, "usage");
+    json_t *procs = json_object_get(e, "processes");
+    json_t *top = json_array_get(procs, 0);
+    char extra[512] = "";
+    if (usage) {
+        char mem[32];
+        format_size((uint64_t)json_integer_value(json_object_get(usage, "memory_bytes")), mem,
+                    sizeof(mem));
+        size_t n = (size_t)snprintf(extra, sizeof(extra), " cpu %.2f cores, memory %s over %.0fs",
+                                    json_real_value(json_object_get(usage, "cpu_cores")), mem,
+                                    json_real_value(json_object_get(usage, "window_s")));
+        if (top && n < sizeof(extra))
+            snprintf(extra + n, sizeof(extra) - n, "; top: pid %lld %s (%.2f cores)",
+                     (long long)json_integer_value(json_object_get(top, "pid")),
+                     get_str(top, "comm"), json_real_value(json_object_get(top, "cpu_cores")));
+    }
+    if (json_object_get(e, "uid"))
+        snprintf(buf, len, "%s: user %s uid %lld level %lld -> %lld%s%s; action %s (%s)", name,
+                 get_str(e, "user"), (long long)json_integer_value(json_object_get(e, "uid")),
+                 (long long)json_integer_value(json_object_get(e, "level_before")),
+                 (long long)json_integer_value(json_object_get(e, "level_after")),
+                 json_object_get(e, "reason") ? ", reason " : "", get_str(e, "reason"),
+                 get_str(e, "action"), get_str(e, "mode"));
+    else
+        snprintf(buf, len, "%s%s%s", name, json_object_get(e, "message") ? ": " : "",
+                 get_str(e, "message"));
+    size_t used = strlen(buf);
+    if (used < len)
+        snprintf(buf + used, len - used, "%s", extra);
+    printable(buf);
+}
+
+int event_log_open(struct event_log *log, const char *path, bool echo)
+{
+    memset(log, 0, sizeof(*log));
+    log->echo = echo;
+    if (gethostname(log->host, sizeof(log->host) - 1) < 0)
+        copy_string(log->host, sizeof(log->host), "unknown");
+    return event_log_reopen(log, path);
+}
+
+int event_log_reopen(struct event_log *log, const char *path)
+{
+    FILE *f;
+    if (strcmp(path, "-") == 0) {
+        f = stdout;
+    } else {
+        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
+                      0640);
+        f = fd >= 0 ? fdopen(fd, "a") : NULL;
+        if (!f) {
+            if (fd >= 0)
+                close(fd);
+            return -1;
+        }
+    }
+    if (log->file && log->file != stdout)
+        fclose(log->file);
+    log->file = f;
+    set_string(&log->path, path);
+    return 0;
+}
+
+void event_log_close(struct event_log *log)
+{
+    if (log->file && log->file != stdout)
+        fclose(log->file);
+    free(log->path);
+    memset(log, 0, sizeof(*log));
+}
+
+void event_log_write(struct event_log *log, json_t *event)
+{
+    char summary[1024];
+    event_summary(event, summary, sizeof(summary));
+    syslog(LOG_NOTICE, "%s", summary);
+    if (log->echo)
+        fprintf(stderr, "loginguardd: %s\n", summary);
+    if (log->file) {
+        char *line = json_dumps(event, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (line) {
+            fprintf(log->file, "%s\n", line);
+            fflush(log->file);
+            free(line);
+        }
+    }
+    json_decref(event);
+}

@@ -1,0 +1,51 @@
+/* Events: one JSON object a line in event_log, appended and flushed, and
+ * a one-line summary to syslog.  Event names (documented in
+ * loginguardd(8)):
+ *   violation          sustained usage raised the user's level
+ *   level_expired      the level's limits ended (the level stays, decaying)
+ *   level_decayed      a quiet period lowered the level by one
+ *   forbidden_process  a forbidden program was seen
+ *   compute_process    a compute program ran above its threshold past its grace
+ *   daemon_started, daemon_stopped, config_reloaded, config_error */
+#ifndef LOGINGUARD_EVENTS_H
+#define LOGINGUARD_EVENTS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "engine.h"
+#include "policy.h"
+#include "snapshot.h"
+
+struct event_log {
+    char *path;          /* "-" for standard output */
+    FILE *file;
+    bool echo;           /* also print each summary to stderr (foreground) */
+    char host[256];
+};
+
+int event_log_open(struct event_log *log, const char *path, bool echo);
+/* Reopen after logrotate moved the file (SIGHUP), or for a new path. */
+int event_log_reopen(struct event_log *log, const char *path);
+void event_log_close(struct event_log *log);
+
+/* The event for one engine decision; name_of gives user names. */
+json_t *event_from_decision(const struct policy *p, const struct decision *d,
+                            const struct snapshot *snap, const char *user_name,
+                            const char *host, uint64_t now);
+/* A daemon event (started, reloaded, ...) with an optional message. */
+json_t *event_daemon(const char *name, const char *message, const struct policy *p,
+                     const char *host, uint64_t now);
+
+/* Append, flush, syslog.  Takes the reference. */
+void event_log_write(struct event_log *log, json_t *event);
+
+/* A JSON string from bytes that may be anything: invalid UTF-8 becomes
+ * \xNN text, so hostile names survive and the log stays valid JSON. */
+json_t *json_from_bytes(const char *s, size_t len);
+
+/* The one-line summary used for syslog and the terminal. */
+void event_summary(const json_t *event, char *buf, size_t len);
+
+#endif

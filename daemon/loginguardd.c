@@ -1,0 +1,141 @@
+/* loginguardd: keeps shared login nodes usable.  See loginguardd(8). */
+#include "config.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "configfile.h"
+#include "daemon.h"
+
+#define DEFAULT_CONFIG SYSCONFDIR "/loginguard/loginguard.conf"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: loginguardd [OPTION]...\n"
+            "Watch login-node processes and act on compute-heavy ones.\n\n"
+            "  -c, --config FILE    the main config (default %s);\n"
+            "                       drop-ins from conf.d/ and rules from rules.d/ beside it\n"
+            "  -f, --foreground     stay in the foreground and print events to the terminal\n"
+            "  -o, --observe        observe mode whatever the config says\n"
+            "  -n, --check-config   check the config and rules, print errors, exit 0 or 1\n"
+            "  -V, --version        print the version\n"
+            "  -h, --help           this text\n\n"
+            "Signals: SIGHUP reloads the config (an invalid one is reported and the\n"
+            "running policy stays) and reopens the event log; SIGTERM stops.\n",
+            DEFAULT_CONFIG);
+}
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void on_hup(int sig)
+{
+    (void)sig;
+    reload_requested = 1;
+}
+
+static void install_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_stop;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = on_hup;
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int parse_options(int argc, char **argv, struct options *opt)
+{
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'}, {"foreground", no_argument, NULL, 'f'},
+        {"observe", no_argument, NULL, 'o'},      {"check-config", no_argument, NULL, 'n'},
+        {"version", no_argument, NULL, 'V'},      {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    opt->config_path = DEFAULT_CONFIG;
+    int c;
+    while ((c = getopt_long(argc, argv, "c:fonVh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            opt->config_path = optarg;
+            opt->config_given = true;
+            break;
+        case 'f':
+            opt->foreground = true;
+            break;
+        case 'o':
+            opt->force_observe = true;
+            break;
+        case 'n':
+            opt->check_only = true;
+            break;
+        case 'V':
+            printf("loginguardd %s\n", PACKAGE_VERSION);
+            exit(0);
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            usage(stderr);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "loginguardd: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_config(struct daemon *d)
+{
+    struct policy p;
+    if (daemon_load_policy(d, &p, true) < 0) {
+        fprintf(stderr, "%s: the configuration has errors (above); nothing was changed\n",
+                d->opt.config_path);
+        return 1;
+    }
+    printf("%s: OK (%s mode, %zu levels, %zu rules)\n", d->opt.config_path, mode_name(p.mode),
+           p.level_count, p.rules.count);
+    policy_free(&p);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static struct daemon d;
+    if (parse_options(argc, argv, &d.opt) < 0)
+        return 2;
+    if (d.opt.check_only)
+        return check_config(&d);
+
+    openlog("loginguardd", LOG_PID | (d.opt.foreground ? 0 : LOG_CONS), LOG_DAEMON);
+    if (geteuid() != 0) {
+        fprintf(stderr, "loginguardd: must run as root (it reads every user's processes)\n");
+        return 1;
+    }
+    /* Under systemd (Type=notify) or with --foreground, stay attached. */
+    if (!d.opt.foreground && !getenv("NOTIFY_SOCKET") && daemon(0, 0) < 0) {
+        perror("loginguardd: daemon");
+        return 1;
+    }
+    install_handlers();
+    if (daemon_start(&d) < 0)
+        return 1;
+    daemon_run(&d);
+    daemon_finish(&d);
+    return 0;
+}

@@ -1,0 +1,103 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+#include "units.h"
+#include "util.h"
+
+/* Built-in defaults.  They must stay equal to rules/loginguard.conf; the
+ * unit test test_config checks that the shipped file parses to the same. */
+void policy_init_defaults(struct policy *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->mode = MODE_OBSERVE;
+    p->sample_interval = 2 * USEC_PER_SEC;
+    p->scan_interval = 30 * USEC_PER_SEC;
+    p->min_uid = 1000;
+    p->admin_group = xstrdup("wheel");
+    p->event_log = xstrdup(LOCALSTATEDIR "/log/loginguard/events.jsonl");
+    p->state_dir = xstrdup(LOCALSTATEDIR "/lib/loginguard");
+    p->control_socket = xstrdup(RUNSTATEDIR "/loginguard/control.sock");
+    /* rules_dirs stays empty here: config_load puts the directory next to
+     * the config file first, then the shipped one. */
+    p->backend = BACKEND_AUTO;
+    p->cgroup_parent = xstrdup("loginguard");
+
+    p->share_cpu = 4;
+    p->share_memory = 16ULL << 30;
+    p->share_tasks = 1024;
+
+    p->violation_cpu = 2;
+    p->violation_memory = 8ULL << 30;
+    p->window = 5 * 60 * USEC_PER_SEC;
+    p->decay = 60 * 60 * USEC_PER_SEC;
+
+    p->compute_cpu = 0.5;
+    p->compute_grace = 60 * USEC_PER_SEC;
+
+    static const struct level ladder[] = {
+        {"warned", 0, 0, false, 15 * 60 * USEC_PER_SEC},
+        {"throttled", 1, 4ULL << 30, false, 30 * 60 * USEC_PER_SEC},
+        {"restricted", 0.5, 2ULL << 30, true, 60 * 60 * USEC_PER_SEC},
+    };
+    memcpy(p->levels, ladder, sizeof(ladder));
+    p->level_count = sizeof(ladder) / sizeof(ladder[0]);
+
+    p->channels.names[p->channels.count++] = xstrdup("tty");
+    p->channels.names[p->channels.count++] = xstrdup("login");
+    p->batch_partition = xstrdup("batch");
+    p->interactive_partition = xstrdup("interactive");
+}
+
+static void name_list_free(struct name_list *l)
+{
+    for (size_t i = 0; i < l->count; i++)
+        free(l->names[i]);
+    l->count = 0;
+}
+
+void policy_free(struct policy *p)
+{
+    free(p->admin_group);
+    free(p->event_log);
+    free(p->state_dir);
+    free(p->control_socket);
+    name_list_free(&p->rules_dirs);
+    free(p->cgroup_parent);
+    name_list_free(&p->exempt_users);
+    name_list_free(&p->exempt_groups);
+    name_list_free(&p->channels);
+    free(p->batch_partition);
+    free(p->interactive_partition);
+    free(p->docs_url);
+    free(p->sendmail);
+    rules_free(&p->rules);
+    memset(p, 0, sizeof(*p));
+}
+
+const char *mode_name(enum mode m)
+{
+    return m == MODE_ENFORCE ? "enforce" : "observe";
+}
+
+const char *backend_name(enum backend b)
+{
+    switch (b) {
+    case BACKEND_SYSTEMD:
+        return "systemd";
+    case BACKEND_CGROUPFS:
+        return "cgroupfs";
+    default:
+        return "auto";
+    }
+}
+
+bool name_list_contains(const struct name_list *list, const char *name)
+{
+    for (size_t i = 0; i < list->count; i++)
+        if (strcmp(list->names[i], name) == 0)
+            return true;
+    return false;
+}

@@ -1,0 +1,87 @@
+/* The policy: everything loginguard.conf, its drop-ins and the rules say.
+ * Built by config.c, read by the engine and the edges, never changed
+ * while in use: a reload builds a new one and swaps it in. */
+#ifndef LOGINGUARD_POLICY_H
+#define LOGINGUARD_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rules.h"
+
+#define MAX_LEVELS 8
+#define MAX_NAMES 64
+
+enum mode { MODE_OBSERVE, MODE_ENFORCE };
+enum backend { BACKEND_AUTO, BACKEND_SYSTEMD, BACKEND_CGROUPFS };
+
+/* One rung of the ladder.  cpu == 0 and memory == 0 mean "no limit". */
+struct level {
+    char name[32];
+    double cpu;           /* cores */
+    uint64_t memory;      /* bytes */
+    bool stop;            /* stop the offending processes */
+    uint64_t duration;    /* usec the level's limits stay applied */
+};
+
+struct name_list {
+    char *names[MAX_NAMES];
+    size_t count;
+};
+
+struct policy {
+    /* [daemon] */
+    enum mode mode;
+    uint64_t sample_interval;   /* usec */
+    uint64_t scan_interval;     /* usec */
+    uid_t min_uid;
+    char *admin_group;
+    char *event_log;
+    char *state_dir;
+    char *control_socket;
+    struct name_list rules_dirs; /* site first, then shipped */
+    enum backend backend;
+    char *cgroup_parent;
+
+    /* [share]: every user's standing ceiling */
+    double share_cpu;
+    uint64_t share_memory;
+    uint64_t share_tasks;
+
+    /* [violation]: sustained usage above these is a violation */
+    double violation_cpu;
+    uint64_t violation_memory;
+    uint64_t window;            /* usec */
+    uint64_t decay;             /* usec of quiet that lowers the level by one */
+
+    /* [classes]: defaults for rules of class compute */
+    double compute_cpu;
+    uint64_t compute_grace;     /* usec */
+
+    /* [exempt] */
+    struct name_list exempt_users;
+    struct name_list exempt_groups;
+
+    /* [level N], N = 1..level_count */
+    struct level levels[MAX_LEVELS];
+    size_t level_count;
+
+    /* [notify] */
+    struct name_list channels;
+    char *batch_partition;
+    char *interactive_partition;
+    char *docs_url;
+    char *sendmail;
+
+    struct rule_set rules;
+};
+
+void policy_init_defaults(struct policy *p);
+void policy_free(struct policy *p);
+const char *mode_name(enum mode m);
+const char *backend_name(enum backend b);
+bool name_list_contains(const struct name_list *list, const char *name);
+
+#endif

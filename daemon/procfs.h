@@ -1,0 +1,36 @@
+/* Parsing /proc/PID/stat.  The process name (comm) is chosen by the user
+ * and may hold spaces, parentheses and newlines: it is everything between
+ * the first '(' and the LAST ')', and nothing after it is trusted before
+ * it parses as numbers. */
+#ifndef LOGINGUARD_PROCFS_H
+#define LOGINGUARD_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define COMM_LEN 16 /* the kernel's TASK_COMM_LEN, including the NUL */
+
+struct proc_stat {
+    pid_t pid;
+    char comm[COMM_LEN];
+    char state;
+    pid_t ppid;
+    pid_t session;
+    uint64_t utime;       /* clock ticks, whole thread group */
+    uint64_t stime;
+    uint64_t num_threads;
+    uint64_t start_time;  /* clock ticks after boot */
+    uint64_t rss_pages;
+};
+
+/* Parse the text of /proc/PID/stat (not NUL-terminated; len bytes).
+ * Returns 0, or -1 when the text is not a stat line. */
+int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *out);
+
+/* Read the first line-worth of a /proc file into buf with pread at offset
+ * 0 on a held descriptor; returns bytes read or -1 (errno set; ESRCH and
+ * 0 bytes mean the process is gone). */
+ssize_t procfs_pread(int fd, char *buf, size_t len);
+
+#endif

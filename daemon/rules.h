@@ -1,0 +1,55 @@
+/* Program classes from rules.d/NAME.rules: JSON lines, one rule a line.
+ * A rule matches on the real executable path, comm and/or an argv regex;
+ * classification is pure so the engine, the sampler and the tests share it. */
+#ifndef LOGINGUARD_RULES_H
+#define LOGINGUARD_RULES_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errors.h"
+
+/* Ordered by severity: when several rules match, the highest wins. */
+enum proc_class { CLASS_NONE = 0, CLASS_EXEMPT, CLASS_COMPUTE, CLASS_FORBIDDEN };
+
+struct rule {
+    char *name;
+    enum proc_class class;
+    char *exe;        /* fnmatch glob on /proc/PID/exe, or NULL */
+    char *comm;       /* fnmatch glob on comm, or NULL */
+    char *argv_text;  /* the regex as written, or NULL */
+    regex_t argv;     /* compiled when argv_text != NULL */
+    double cpu;       /* compute: cores above which it counts; < 0 = default */
+    int64_t grace;    /* compute: usec; < 0 = default */
+    char *origin;     /* "file:line", for events and check-config */
+};
+
+struct rule_set {
+    struct rule *rules;
+    size_t count;
+};
+
+/* What a classifier sees of a process.  argv is the command line with
+ * arguments joined by single spaces (hostile bytes left as they are). */
+struct proc_identity {
+    const char *exe;
+    const char *comm;
+    const char *cmdline;
+};
+
+/* Parse every NAME.rules in the stack of directories (see list_dir_files),
+ * in name order, appending to set.  Returns the number of errors added. */
+int rules_load_dirs(struct rule_set *set, char *const *dirs, size_t dir_count,
+                    struct errors *errs);
+/* Parse one file (used by rules_load_dir and the tests). */
+int rules_load_file(struct rule_set *set, const char *path, struct errors *errs);
+void rules_free(struct rule_set *set);
+
+/* The most severe matching rule, or NULL (class CLASS_NONE). */
+const struct rule *rules_classify(const struct rule_set *set, const struct proc_identity *id);
+
+const char *class_name(enum proc_class c);
+
+#endif

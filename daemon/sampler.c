@@ -1,0 +1,598 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libproc2/pids.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sampler.h"
+#include "units.h"
+#include "util.h"
+
+#define ARGV_MAX (32 * 1024)  /* longer command lines are cut here */
+#define STAT_BUF 1024
+
+/* ---- the table of known processes, keyed by pid ---- */
+
+static size_t bucket_of(const struct sampler *s, pid_t pid)
+{
+    return ((size_t)pid * 2654435761u) & (s->bucket_count - 1);
+}
+
+static struct tracked_proc *lookup(const struct sampler *s, pid_t pid)
+{
+    for (struct tracked_proc *t = s->buckets[bucket_of(s, pid)]; t; t = t->next)
+        if (t->pid == pid)
+            return t;
+    return NULL;
+}
+
+static void free_proc(struct sampler *s, struct tracked_proc *t)
+{
+    if (t->stat_fd >= 0) {
+        close(t->stat_fd);
+        s->stats.held_fds--;
+    }
+    free(t->exe);
+    free(t->argv);
+    free(t->cmdline);
+    free(t);
+}
+
+static void grow_table(struct sampler *s)
+{
+    size_t old_count = s->bucket_count;
+    struct tracked_proc **old = s->buckets;
+    s->bucket_count = old_count ? old_count * 2 : 1024;
+    s->buckets = xcalloc(s->bucket_count, sizeof(*s->buckets));
+    for (size_t i = 0; i < old_count; i++) {
+        for (struct tracked_proc *t = old[i], *next; t; t = next) {
+            next = t->next;
+            size_t b = bucket_of(s, t->pid);
+            t->next = s->buckets[b];
+            s->buckets[b] = t;
+        }
+    }
+    free(old);
+}
+
+static void insert(struct sampler *s, struct tracked_proc *t)
+{
+    if (s->proc_count >= s->bucket_count)
+        grow_table(s);
+    size_t b = bucket_of(s, t->pid);
+    t->next = s->buckets[b];
+    s->buckets[b] = t;
+    s->proc_count++;
+}
+
+static void forget(struct sampler *s, struct tracked_proc *t)
+{
+    struct tracked_proc **pp = &s->buckets[bucket_of(s, t->pid)];
+    while (*pp != t)
+        pp = &(*pp)->next;
+    *pp = t->next;
+    s->proc_count--;
+    free_proc(s, t);
+}
+
+/* Drop every entry for which keep() says no. */
+static void prune(struct sampler *s, bool (*keep)(const struct tracked_proc *, uint32_t),
+                  uint32_t arg)
+{
+    for (size_t i = 0; i < s->bucket_count; i++) {
+        struct tracked_proc **pp = &s->buckets[i];
+        while (*pp) {
+            struct tracked_proc *t = *pp;
+            if (keep(t, arg)) {
+                pp = &t->next;
+            } else {
+                *pp = t->next;
+                s->proc_count--;
+                free_proc(s, t);
+            }
+        }
+    }
+}
+
+/* ---- reading one process ---- */
+
+static int open_proc_dir(const struct sampler *s, pid_t pid)
+{
+    char name[24];
+    snprintf(name, sizeof(name), "%d", (int)pid);
+    return openat(s->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+/* The whole of a small /proc file, at most max bytes. */
+static char *read_small_file(int dirfd, const char *name, size_t max, size_t *len)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return NULL;
+    char *buf = xmalloc(max);
+    size_t used = 0;
+    ssize_t n;
+    while (used < max && (n = read(fd, buf + used, max - used)) > 0)
+        used += (size_t)n;
+    close(fd);
+    if (used == 0) {
+        free(buf);
+        return NULL;
+    }
+    *len = used;
+    return xreallocarray(buf, used + 1, 1);
+}
+
+static void read_identity(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+                          int dirfd)
+{
+    free(t->exe);
+    free(t->argv);
+    free(t->cmdline);
+    t->exe = t->argv = t->cmdline = NULL;
+    t->argv_len = 0;
+
+    char path[4096];
+    ssize_t n = readlinkat(dirfd, "exe", path, sizeof(path) - 1);
+    if (n > 0) {
+        path[n] = '\0';
+        t->exe = xstrdup(path);
+    }
+    size_t len;
+    char *argv = read_small_file(dirfd, "cmdline", ARGV_MAX, &len);
+    if (argv) {
+        /* Keep the trailing NUL out of the count; join for the rules. */
+        if (argv[len - 1] == '\0')
+            len--;
+        argv[len] = '\0';
+        t->argv = argv;
+        t->argv_len = len;
+        t->cmdline = xmalloc(len + 1);
+        for (size_t i = 0; i < len; i++)
+            t->cmdline[i] = argv[i] ? argv[i] : ' ';
+        t->cmdline[len] = '\0';
+    }
+    struct proc_identity id = {t->exe, t->comm, t->cmdline};
+    const struct rule *r = rules_classify(&p->rules, &id);
+    t->class = r ? r->class : CLASS_NONE;
+    t->rule = r ? r->name : NULL;
+    (void)s;
+}
+
+/* pread the held stat, or open it by path when no descriptor is held. */
+static ssize_t read_stat(const struct sampler *s, const struct tracked_proc *t, char *buf)
+{
+    if (t->stat_fd >= 0)
+        return procfs_pread(t->stat_fd, buf, STAT_BUF - 1);
+    char name[32];
+    snprintf(name, sizeof(name), "%d/stat", (int)t->pid);
+    int fd = openat(s->proc_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -1;
+    ssize_t n = procfs_pread(fd, buf, STAT_BUF - 1);
+    close(fd);
+    return n;
+}
+
+/* CPU rate since the last reading; a first reading is averaged over the
+ * process's life, but never over less than the interval, so a process
+ * born mid-interval adds what it really used to its user's total. */
+static void update_usage(const struct sampler *s, struct tracked_proc *t,
+                         const struct proc_stat *st, uint64_t now, uint64_t interval,
+                         bool first)
+{
+    uint64_t ticks = st->utime + st->stime;
+    double seconds;
+    if (first) {
+        uint64_t born = st->start_time * USEC_PER_SEC / (uint64_t)s->hz;
+        uint64_t age = now > born ? now - born : 0;
+        seconds = (double)(age > interval ? age : interval) / 1e6;
+        t->cpu = (double)ticks / (double)s->hz / seconds;
+    } else {
+        seconds = (double)interval / 1e6;
+        t->cpu = ticks >= t->ticks ? (double)(ticks - t->ticks) / (double)s->hz / seconds : 0;
+    }
+    t->ticks = ticks;
+    t->rss_pages = st->rss_pages;
+    t->threads = st->num_threads;
+    t->ppid = st->ppid;
+    t->session = st->session;
+}
+
+/* Read a known process.  Returns -1 when it is gone (the caller forgets it). */
+static int refresh(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+                   uint64_t now, uint64_t interval)
+{
+    char buf[STAT_BUF];
+    struct proc_stat st;
+    ssize_t n = read_stat(s, t, buf);
+    if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) < 0 || st.pid != t->pid ||
+        st.start_time != t->start_time)
+        return -1;
+    s->stats.procs_read++;
+    if (strcmp(st.comm, t->comm) != 0) {
+        /* A new program (exec) or a rename: classify it again. */
+        memcpy(t->comm, st.comm, sizeof(t->comm));
+        int dirfd = open_proc_dir(s, t->pid);
+        if (dirfd >= 0) {
+            read_identity(s, p, t, dirfd);
+            close(dirfd);
+        }
+    }
+    update_usage(s, t, &st, now, interval, false);
+    return 0;
+}
+
+/* First sight of a pid.  Returns the new entry or NULL (already gone). */
+static struct tracked_proc *discover(struct sampler *s, const struct policy *p, pid_t pid,
+                                     uint64_t now, uint64_t interval)
+{
+    int dirfd = open_proc_dir(s, pid);
+    if (dirfd < 0)
+        return NULL;
+    struct stat dir_st;
+    if (fstat(dirfd, &dir_st) < 0) {
+        close(dirfd);
+        return NULL;
+    }
+    struct tracked_proc *t = xcalloc(1, sizeof(*t));
+    t->pid = pid;
+    t->uid = dir_st.st_uid;
+    t->stat_fd = -1;
+    t->generation = s->generation;
+    /* root's daemons, kernel threads and system users are never judged:
+     * remember them without a descriptor until the next sweep. */
+    if (t->uid < p->min_uid) {
+        t->ignored = true;
+        close(dirfd);
+        insert(s, t);
+        return t;
+    }
+    t->stat_fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (t->stat_fd >= 0)
+        s->stats.held_fds++;
+    char buf[STAT_BUF];
+    struct proc_stat st;
+    ssize_t n = read_stat(s, t, buf);
+    if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) < 0 || st.pid != pid) {
+        close(dirfd);
+        free_proc(s, t);
+        return NULL;
+    }
+    s->stats.procs_read++;
+    t->start_time = st.start_time;
+    memcpy(t->comm, st.comm, sizeof(t->comm));
+    update_usage(s, t, &st, now, interval, true);
+    read_identity(s, p, t, dirfd);
+    close(dirfd);
+    insert(s, t);
+    return t;
+}
+
+/* Make sure pid is tracked and freshly read this generation. */
+static struct tracked_proc *visit(struct sampler *s, const struct policy *p, pid_t pid,
+                                  uint64_t now, uint64_t interval)
+{
+    struct tracked_proc *t = lookup(s, pid);
+    if (t && t->generation == s->generation)
+        return t;
+    if (t && !t->ignored) {
+        if (refresh(s, p, t, now, interval) == 0) {
+            t->generation = s->generation;
+            return t;
+        }
+        forget(s, t); /* gone, or its pid now belongs to someone else */
+        t = NULL;
+    }
+    if (t) {
+        t->generation = s->generation;
+        return t;
+    }
+    return discover(s, p, pid, now, interval);
+}
+
+/* ---- building the snapshot ---- */
+
+/* Index of each uid's user_sample in the snapshot, open addressing. */
+struct uid_index {
+    uid_t *uids;
+    size_t *slots;
+    size_t size;
+};
+
+static struct user_sample *user_for(struct uid_index *ix, struct snapshot *snap, uid_t uid)
+{
+    if (snap->user_count * 2 >= ix->size) {
+        size_t size = ix->size ? ix->size * 2 : 256;
+        free(ix->uids);
+        free(ix->slots);
+        ix->uids = xmalloc(size * sizeof(*ix->uids));
+        ix->slots = xmalloc(size * sizeof(*ix->slots));
+        ix->size = size;
+        memset(ix->slots, 0xff, size * sizeof(*ix->slots));
+        for (size_t i = 0; i < snap->user_count; i++) {
+            size_t h = (snap->users[i].uid * 2654435761u) & (size - 1);
+            while (ix->slots[h] != (size_t)-1)
+                h = (h + 1) & (size - 1);
+            ix->uids[h] = snap->users[i].uid;
+            ix->slots[h] = i;
+        }
+    }
+    size_t h = (uid * 2654435761u) & (ix->size - 1);
+    while (ix->slots[h] != (size_t)-1) {
+        if (ix->uids[h] == uid)
+            return &snap->users[ix->slots[h]];
+        h = (h + 1) & (ix->size - 1);
+    }
+    ix->uids[h] = uid;
+    ix->slots[h] = snap->user_count;
+    return snapshot_add_user(snap, uid);
+}
+
+static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
+                            const struct tracked_proc *t)
+{
+    struct proc_sample *ps = snapshot_add_proc(snap);
+    ps->pid = t->pid;
+    ps->start_time = t->start_time;
+    ps->uid = t->uid;
+    ps->ppid = t->ppid;
+    ps->session = t->session;
+    memcpy(ps->comm, t->comm, sizeof(ps->comm));
+    ps->exe = t->exe ? xstrdup(t->exe) : NULL;
+    if (t->argv) {
+        ps->argv = xmalloc(t->argv_len + 1);
+        memcpy(ps->argv, t->argv, t->argv_len + 1);
+        ps->argv_len = t->argv_len;
+        ps->cmdline = xstrdup(t->cmdline);
+    }
+    ps->cpu = t->cpu;
+    ps->rss = t->rss_pages * (uint64_t)s->page_size;
+    ps->class = t->class;
+    ps->rule = t->rule;
+}
+
+static bool worth_a_look(const struct policy *p, const struct user_sample *u)
+{
+    return (p->violation_cpu > 0 && u->cpu >= p->violation_cpu / 2) ||
+           (p->violation_memory > 0 && u->memory >= p->violation_memory / 2);
+}
+
+static void fill_names(struct sampler *s, const struct policy *p, struct snapshot *snap)
+{
+    for (size_t i = 0; i < snap->user_count; i++) {
+        struct user_sample *u = &snap->users[i];
+        const struct user_info *info = users_lookup(&s->users, p, u->uid);
+        copy_string(u->name, sizeof(u->name), info->name);
+        u->exempt_group = info->exempt_group;
+    }
+}
+
+/* Processes of detailed users, and every compute or forbidden one. */
+static void add_details(struct sampler *s, const struct policy *p, struct snapshot *snap)
+{
+    for (size_t i = 0; i < snap->user_count; i++)
+        snap->users[i].detailed = worth_a_look(p, &snap->users[i]);
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+            if (t->ignored || t->generation != s->generation)
+                continue;
+            const struct user_sample *u = snapshot_find_user(snap, t->uid);
+            if ((u && u->detailed) || t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN)
+                add_proc_sample(s, snap, t);
+        }
+    }
+}
+
+static bool seen_this_sample(const struct tracked_proc *t, uint32_t generation)
+{
+    return t->generation == generation;
+}
+
+/* Level one from /proc: every user process, one held-descriptor read each. */
+static void sample_procfs(struct sampler *s, const struct policy *p, struct snapshot *snap,
+                          uint64_t now, uint64_t interval, struct uid_index *ix)
+{
+    rewinddir(s->proc_dir);
+    struct dirent *de;
+    while ((de = readdir(s->proc_dir)) != NULL) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+        struct tracked_proc *t = visit(s, p, pid, now, interval);
+        if (!t || t->ignored)
+            continue;
+        struct user_sample *u = user_for(ix, snap, t->uid);
+        u->tasks += t->threads;
+        if (t->class == CLASS_EXEMPT)
+            continue;
+        u->cpu += t->cpu;
+        u->memory += t->rss_pages * (uint64_t)s->page_size;
+    }
+    prune(s, seen_this_sample, s->generation);
+}
+
+/* Level one from the per-user cgroups; processes only for those who need
+ * a look (exempt-class usage is subtracted there). */
+static void sample_counters(struct sampler *s, const struct policy *p, struct snapshot *snap,
+                            uint64_t now, uint64_t interval, struct uid_index *ix)
+{
+    counters_discover(&s->counters);
+    for (size_t i = 0; i < s->counters.count; i++) {
+        struct user_cgroup *g = &s->counters.groups[i];
+        struct user_usage use;
+        if (g->uid < p->min_uid || counters_read(&s->counters, g, &use) < 0)
+            continue;
+        s->stats.users_read++;
+        struct user_sample *u = user_for(ix, snap, g->uid);
+        u->cpu = g->have_last && use.cpu_usec >= g->last_cpu_usec
+                     ? (double)(use.cpu_usec - g->last_cpu_usec) / (double)interval
+                     : 0;
+        g->last_cpu_usec = use.cpu_usec;
+        g->have_last = true;
+        u->memory = use.memory;
+        u->tasks = use.tasks;
+        if (!worth_a_look(p, u))
+            continue;
+        pid_t *pids;
+        size_t n = counters_pids(g, &pids);
+        for (size_t k = 0; k < n; k++) {
+            struct tracked_proc *t = visit(s, p, pids[k], now, interval);
+            if (t && !t->ignored && t->class == CLASS_EXEMPT) {
+                u->cpu -= t->cpu < u->cpu ? t->cpu : u->cpu;
+                uint64_t rss = t->rss_pages * (uint64_t)s->page_size;
+                u->memory -= rss < u->memory ? rss : u->memory;
+            }
+        }
+        free(pids);
+    }
+    /* compute and forbidden programs are watched wherever they run. */
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
+            next = t->next;
+            if (!t->ignored && t->generation != s->generation &&
+                (t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN) &&
+                refresh(s, p, t, now, interval) == 0)
+                t->generation = s->generation;
+        }
+    }
+}
+
+void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *snap)
+{
+    uint64_t now = now_boottime_usec();
+    uint64_t interval = s->last_sample ? now - s->last_sample : p->sample_interval;
+    if (interval == 0)
+        interval = 1;
+    s->last_sample = now;
+    s->generation++;
+    s->stats.samples++;
+    s->stats.procs_read = s->stats.users_read = 0;
+
+    snapshot_clear(snap);
+    snap->now = now_realtime_usec();
+    snap->interval = interval;
+    struct uid_index ix = {0};
+    if (s->use_counters)
+        sample_counters(s, p, snap, now, interval, &ix);
+    else
+        sample_procfs(s, p, snap, now, interval, &ix);
+    free(ix.uids);
+    free(ix.slots);
+    fill_names(s, p, snap);
+    add_details(s, p, snap);
+}
+
+/* ---- the full sweep ---- */
+
+static bool seen_by_sweep(const struct tracked_proc *t, uint32_t generation)
+{
+    return t->generation == generation;
+}
+
+void sampler_sweep(struct sampler *s, const struct policy *p)
+{
+    enum pids_item items[] = {PIDS_ID_PID, PIDS_ID_EUID, PIDS_TICS_BEGAN};
+    struct pids_info *info = NULL;
+    if (procps_pids_new(&info, items, 3) < 0)
+        return;
+    struct pids_fetch *all = procps_pids_reap(info, PIDS_FETCH_TASKS_ONLY);
+    if (!all) {
+        procps_pids_unref(&info);
+        return;
+    }
+    uint64_t now = now_boottime_usec();
+    uint64_t interval = s->last_sample ? now - s->last_sample : p->sample_interval;
+    if (interval == 0)
+        interval = 1;
+    uint32_t sweep_generation = ++s->generation;
+    for (int i = 0; i < all->counts->total; i++) {
+        struct pids_stack *st = all->stacks[i];
+        pid_t pid = PIDS_VAL(0, s_int, st, info);
+        uid_t euid = PIDS_VAL(1, u_int, st, info);
+        unsigned long long began = PIDS_VAL(2, ull_int, st, info);
+        struct tracked_proc *t = lookup(s, pid);
+        /* A changed uid (a session after setuid) or start time: start over. */
+        if (t && (t->uid != euid || (!t->ignored && t->start_time != began)))
+            forget(s, t);
+        t = visit(s, p, pid, now, interval);
+        (void)t;
+    }
+    procps_pids_unref(&info);
+    prune(s, seen_by_sweep, sweep_generation);
+    /* The next sample's rates must cover its own interval only. */
+}
+
+void sampler_reclassify(struct sampler *s, const struct policy *p)
+{
+    users_forget(&s->users);
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+            if (t->ignored)
+                continue;
+            struct proc_identity id = {t->exe, t->comm, t->cmdline};
+            const struct rule *r = rules_classify(&p->rules, &id);
+            t->class = r ? r->class : CLASS_NONE;
+            t->rule = r ? r->name : NULL;
+        }
+    }
+}
+
+/* ---- set-up ---- */
+
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+int sampler_init(struct sampler *s, const char *proc_root, int counter_version,
+                 const char *cpu_root, const char *memory_root, const char *pids_root)
+{
+    memset(s, 0, sizeof(*s));
+    s->proc_root = xstrdup(proc_root);
+    s->proc_dir = opendir(proc_root);
+    if (!s->proc_dir) {
+        free(s->proc_root);
+        return -1;
+    }
+    s->proc_fd = dirfd(s->proc_dir);
+    s->hz = sysconf(_SC_CLK_TCK);
+    s->page_size = sysconf(_SC_PAGESIZE);
+    grow_table(s);
+    raise_fd_limit();
+    s->counters.cpu_root = s->counters.memory_root = s->counters.pids_root = -1;
+    if (counter_version == 0 &&
+        counters_find_host_layout(&counter_version, &cpu_root, &memory_root, &pids_root) < 0)
+        counter_version = -1;
+    if (counter_version > 0 &&
+        counters_open(&s->counters, counter_version, cpu_root, memory_root, pids_root) == 0)
+        s->use_counters = true;
+    return 0;
+}
+
+void sampler_free(struct sampler *s)
+{
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
+            next = t->next;
+            free_proc(s, t);
+        }
+    }
+    free(s->buckets);
+    if (s->proc_dir)
+        closedir(s->proc_dir);
+    counters_close(&s->counters);
+    users_forget(&s->users);
+    free(s->proc_root);
+    memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,86 @@
+/* The sampler: turns /proc and the per-user cgroups into snapshots.
+ *
+ * Level one, every sample_interval: per-user totals.  Where users have
+ * cgroups they come from the cgroup counters (cost grows with users);
+ * elsewhere from /proc, one pread per user process on a descriptor held
+ * open since the process was first seen (a held descriptor also pins the
+ * process's identity: once it exits, reads fail rather than reaching a
+ * new process with the same pid).
+ * Level two: processes, for users above half a violation threshold, and
+ * every compute or forbidden process.
+ * Every scan_interval a full sweep (libproc2) re-reads every process:
+ * uid changes after setuid, new programs after exec. */
+#ifndef LOGINGUARD_SAMPLER_H
+#define LOGINGUARD_SAMPLER_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cgroup_counters.h"
+#include "policy.h"
+#include "procfs.h"
+#include "snapshot.h"
+#include "users.h"
+
+struct tracked_proc {
+    struct tracked_proc *next;  /* hash chain */
+    pid_t pid;
+    uint64_t start_time;        /* ticks after boot */
+    uid_t uid;
+    bool ignored;               /* below min_uid: never read again until the sweep */
+    int stat_fd;                /* held /proc/PID/stat, -1 when not held */
+    uint64_t ticks;             /* utime + stime at the last sample */
+    uint64_t rss_pages;
+    uint64_t threads;
+    pid_t ppid, session;
+    char comm[COMM_LEN];
+    char *exe;
+    char *argv;                 /* NUL-separated, argv_len bytes */
+    size_t argv_len;
+    char *cmdline;              /* argv joined by spaces, for rules */
+    enum proc_class class;
+    const char *rule;
+    double cpu;                 /* cores over the last interval */
+    uint32_t generation;        /* last sample that saw it */
+};
+
+struct sampler_stats {
+    uint64_t samples;
+    uint64_t procs_read;        /* stat reads in the last sample */
+    uint64_t users_read;        /* counter reads in the last sample */
+    uint64_t held_fds;
+};
+
+struct sampler {
+    char *proc_root;
+    DIR *proc_dir;
+    int proc_fd;
+    struct tracked_proc **buckets;
+    size_t bucket_count, proc_count;
+    uint32_t generation;
+    uint64_t last_sample;       /* boottime usec, 0 before the first */
+    long hz, page_size;
+    bool use_counters;
+    struct user_counters counters;
+    struct user_cache users;
+    struct sampler_stats stats;
+};
+
+/* proc_root is "/proc" except in tests.  counter_version 0 means: use
+ * the host's per-user cgroups if there are any, else /proc; -1 forces
+ * /proc; 1 or 2 uses the given roots (benchmarks and tests). */
+int sampler_init(struct sampler *s, const char *proc_root, int counter_version,
+                 const char *cpu_root, const char *memory_root, const char *pids_root);
+void sampler_free(struct sampler *s);
+
+/* One sample into snap (cleared first). */
+void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *snap);
+
+/* The full sweep: re-read every known process's uid, comm, exe and argv. */
+void sampler_sweep(struct sampler *s, const struct policy *p);
+
+/* After a reload: classes come from the new rules, names from NSS anew. */
+void sampler_reclassify(struct sampler *s, const struct policy *p);
+
+#endif

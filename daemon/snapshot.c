@@ -1,0 +1,60 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot.h"
+#include "util.h"
+
+void snapshot_clear(struct snapshot *s)
+{
+    for (size_t i = 0; i < s->proc_count; i++) {
+        free(s->procs[i].exe);
+        free(s->procs[i].argv);
+        free(s->procs[i].cmdline);
+    }
+    s->proc_count = 0;
+    s->user_count = 0;
+}
+
+void snapshot_free(struct snapshot *s)
+{
+    snapshot_clear(s);
+    free(s->procs);
+    free(s->users);
+    memset(s, 0, sizeof(*s));
+}
+
+static void *grow(void *array, size_t count, size_t *capacity, size_t size)
+{
+    if (count < *capacity)
+        return array;
+    *capacity = *capacity ? *capacity * 2 : 64;
+    return xreallocarray(array, *capacity, size);
+}
+
+struct user_sample *snapshot_add_user(struct snapshot *s, uid_t uid)
+{
+    s->users = grow(s->users, s->user_count, &s->user_capacity, sizeof(*s->users));
+    struct user_sample *u = &s->users[s->user_count++];
+    memset(u, 0, sizeof(*u));
+    u->uid = uid;
+    return u;
+}
+
+struct proc_sample *snapshot_add_proc(struct snapshot *s)
+{
+    s->procs = grow(s->procs, s->proc_count, &s->proc_capacity, sizeof(*s->procs));
+    struct proc_sample *p = &s->procs[s->proc_count++];
+    memset(p, 0, sizeof(*p));
+    return p;
+}
+
+struct user_sample *snapshot_find_user(const struct snapshot *s, uid_t uid)
+{
+    for (size_t i = 0; i < s->user_count; i++)
+        if (s->users[i].uid == uid)
+            return &s->users[i];
+    return NULL;
+}
+

@@ -1,0 +1,58 @@
+/* What the sampler saw at one moment: per-user totals, and processes for
+ * the users worth a closer look.  The engine reads nothing else. */
+#ifndef LOGINGUARD_SNAPSHOT_H
+#define LOGINGUARD_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procfs.h"
+#include "rules.h"
+
+struct proc_sample {
+    pid_t pid;
+    uint64_t start_time;     /* ticks after boot: (pid, start_time) is the identity */
+    uid_t uid;
+    pid_t ppid;
+    pid_t session;
+    char comm[COMM_LEN];
+    char *exe;               /* real path, or NULL if unreadable */
+    char *argv;              /* NUL-separated arguments, argv_len bytes, hostile bytes kept */
+    size_t argv_len;
+    char *cmdline;           /* argv joined by spaces, for the rules */
+    double cpu;              /* cores, over the last interval */
+    uint64_t rss;            /* bytes */
+    enum proc_class class;
+    const char *rule;        /* the matching rule's name, or NULL */
+};
+
+struct user_sample {
+    uid_t uid;
+    char name[64];           /* "" if the uid has no passwd entry */
+    bool exempt_group;       /* member of an [exempt] group (resolved at the edge) */
+    double cpu;              /* cores, over the last interval, exempt-class excluded */
+    uint64_t memory;         /* bytes, anon + mapped file, exempt-class excluded */
+    uint64_t tasks;
+    bool detailed;           /* procs below hold all of this user's processes */
+};
+
+struct snapshot {
+    uint64_t now;            /* realtime usec */
+    uint64_t interval;       /* usec the rates cover */
+    struct user_sample *users;
+    size_t user_count, user_capacity;
+    /* Processes of detailed users, plus every process of class compute or
+     * forbidden whatever its user. */
+    struct proc_sample *procs;
+    size_t proc_count, proc_capacity;
+};
+
+void snapshot_clear(struct snapshot *s);
+void snapshot_free(struct snapshot *s);
+struct user_sample *snapshot_add_user(struct snapshot *s, uid_t uid);
+struct proc_sample *snapshot_add_proc(struct snapshot *s);
+struct user_sample *snapshot_find_user(const struct snapshot *s, uid_t uid);
+
+#endif

@@ -1,0 +1,58 @@
+#include "config.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "users.h"
+#include "util.h"
+
+static bool in_exempt_group(const struct policy *p, const struct passwd *pw)
+{
+    if (p->exempt_groups.count == 0)
+        return false;
+    int n = 64;
+    gid_t *groups = xmalloc(sizeof(gid_t) * (size_t)n);
+    if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0) {
+        groups = xreallocarray(groups, (size_t)n, sizeof(gid_t));
+        if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
+            n = 0;
+    }
+    bool found = false;
+    for (int i = 0; i < n && !found; i++) {
+        char buf[4096];
+        struct group gr, *res = NULL;
+        if (getgrgid_r(groups[i], &gr, buf, sizeof(buf), &res) == 0 && res)
+            found = name_list_contains(&p->exempt_groups, res->gr_name);
+    }
+    free(groups);
+    return found;
+}
+
+const struct user_info *users_lookup(struct user_cache *c, const struct policy *p, uid_t uid)
+{
+    for (size_t i = 0; i < c->count; i++)
+        if (c->entries[i].uid == uid)
+            return &c->entries[i];
+    if (c->count == c->capacity) {
+        c->capacity = c->capacity ? c->capacity * 2 : 64;
+        c->entries = xreallocarray(c->entries, c->capacity, sizeof(*c->entries));
+    }
+    struct user_info *u = &c->entries[c->count++];
+    memset(u, 0, sizeof(*u));
+    u->uid = uid;
+    char buf[4096];
+    struct passwd pw, *res = NULL;
+    if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res) {
+        copy_string(u->name, sizeof(u->name), res->pw_name);
+        u->exempt_group = in_exempt_group(p, res);
+    }
+    return u;
+}
+
+void users_forget(struct user_cache *c)
+{
+    free(c->entries);
+    memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,26 @@
+/* uid -> user name and [exempt] group membership, from NSS, cached:
+ * on a login node with LDAP or SSSD a lookup can take milliseconds, and
+ * the sampler asks every interval.  The cache is dropped on reload. */
+#ifndef LOGINGUARD_USERS_H
+#define LOGINGUARD_USERS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "policy.h"
+
+struct user_info {
+    uid_t uid;
+    char name[64];        /* "" when the uid has no passwd entry */
+    bool exempt_group;
+};
+
+struct user_cache {
+    struct user_info *entries;
+    size_t count, capacity;
+};
+
+const struct user_info *users_lookup(struct user_cache *c, const struct policy *p, uid_t uid);
+void users_forget(struct user_cache *c);
+
+#endif

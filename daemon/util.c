@@ -1,0 +1,99 @@
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+static void out_of_memory(void)
+{
+    fputs("loginguard: out of memory\n", stderr);
+    abort();
+}
+
+void *xmalloc(size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (!p)
+        out_of_memory();
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        out_of_memory();
+    return p;
+}
+
+void *xreallocarray(void *p, size_t n, size_t size)
+{
+    void *q = reallocarray(p, n ? n : 1, size ? size : 1);
+    if (!q)
+        out_of_memory();
+    return q;
+}
+
+char *xstrdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p)
+        out_of_memory();
+    return p;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+    char *p = strndup(s, n);
+    if (!p)
+        out_of_memory();
+    return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        out_of_memory();
+    return s;
+}
+
+void set_string(char **slot, const char *value)
+{
+    free(*slot);
+    *slot = value ? xstrdup(value) : NULL;
+}
+
+void copy_string(char *dst, size_t dst_len, const char *src)
+{
+    if (dst_len == 0)
+        return;
+    size_t n = strnlen(src, dst_len - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static uint64_t clock_usec(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+}
+
+uint64_t now_realtime_usec(void)
+{
+    return clock_usec(CLOCK_REALTIME);
+}
+
+uint64_t now_boottime_usec(void)
+{
+    return clock_usec(CLOCK_BOOTTIME);
+}

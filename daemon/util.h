@@ -1,0 +1,26 @@
+/* Small helpers every file uses: allocation that cannot return NULL
+ * (a daemon that runs out of memory here has nothing better to do than
+ * stop), string copies and a clock. */
+#ifndef LOGINGUARD_UTIL_H
+#define LOGINGUARD_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void *xmalloc(size_t size);
+void *xcalloc(size_t n, size_t size);
+void *xreallocarray(void *p, size_t n, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Replace *slot with a copy of value (NULL allowed), freeing the old one. */
+void set_string(char **slot, const char *value);
+
+/* Copy with truncation, always NUL-terminated. */
+void copy_string(char *dst, size_t dst_len, const char *src);
+
+uint64_t now_realtime_usec(void);
+uint64_t now_boottime_usec(void);
+
+#endif

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Install every Debian package that building and testing loginguard needs,
+# then configure and build.  Idempotent and non-interactive; run as root.
+#   tools/setup.sh            install packages, configure, build
+#   tools/setup.sh --deps     install packages only
+set -eu
+
+PACKAGES="
+  build-essential autoconf automake libtool libtool-bin pkg-config
+  libproc2-dev libjansson-dev libcgroup-dev cgroup-tools libsystemd-dev
+  libpam0g-dev libnotify-dev libcmocka-dev
+  libpam-wrapper libpamtest0-dev pamtester
+  python3 python3-dbusmock dbus
+  procps passwd util-linux valgrind
+"
+
+missing=""
+for p in $PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+        missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    # shellcheck disable=SC2086
+    apt-get install -q -y --no-install-recommends $missing
+fi
+
+[ "${1:-}" = "--deps" ] && exit 0
+
+cd "$(dirname "$0")/.."
+[ -x configure ] || autoreconf -fi
+[ -f Makefile ] || ./configure
+make -j"$(nproc)"

@@ -125,7 +125,8 @@ static void track_window(const struct policy *p, struct user_state *us,
     }
 }
 
-static void raise_level(const struct policy *p, struct user_state *us, const struct snapshot *snap,
+static void raise_level(const struct policy *p, struct user_state *us,
+                        const struct user_sample *u, const struct snapshot *snap,
                         struct decisions *out)
 {
     uint64_t now = snap->now;
@@ -139,7 +140,7 @@ static void raise_level(const struct policy *p, struct user_state *us, const str
     uint64_t run_start = by_cpu ? us->cpu_over_since : us->mem_over_since;
     d->window = now - run_start;
     d->cpu = us->cpu_over_since ? us->cpu_over_sum / (double)(now - us->cpu_over_since) : 0;
-    d->memory = us->mem_peak;
+    d->memory = by_mem ? us->mem_peak : u->memory;
     d->level_before = us->level;
     if ((size_t)us->level < p->level_count)
         us->level++;
@@ -275,7 +276,7 @@ void engine_step(const struct policy *p, struct engine_state *st, const struct s
         if (!us)
             us = engine_user(st, u->uid, true);
         track_window(p, us, u, snap);
-        raise_level(p, us, snap, out);
+        raise_level(p, us, u, snap, out);
     }
     for (size_t i = 0; i < st->user_count; i++) {
         struct user_state *us = &st->users[i];

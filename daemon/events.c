@@ -160,7 +160,7 @@ json_t *event_from_decision(const struct policy *p, const struct decision *d,
                             json_pack("{s:f, s:I, s:f}", "cpu_cores",
                                       (double)(long)(d->cpu * 1000) / 1000, "memory_bytes",
                                       (json_int_t)d->memory, "window_s",
-                                      (double)d->window / 1e6));
+                                      (double)(d->window / 1000) / 1e3));
         json_t *procs = json_array();
         for (size_t i = 0; i < d->proc_count; i++)
             json_array_append_new(procs, json_proc(&snap->procs[d->procs[i]]));
@@ -285,7 +285,7 @@ void event_log_write(struct event_log *log, json_t *event)
     if (log->echo)
         fprintf(stderr, "loginguardd: %s\n", summary);
     if (log->file) {
-        char *line = json_dumps(event, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        char *line = json_dumps(event, JSON_COMPACT | JSON_REAL_PRECISION(6));
         if (line) {
             fprintf(log->file, "%s\n", line);
             fflush(log->file);

@@ -198,10 +198,11 @@ static int set_value(void *base, const struct key *k, const char *value, struct 
     return rc;
 }
 
-/* The ladder as written replaces the built-in one, the first time any
- * file names a [level N]; later files then change single keys of it. */
+/* A ladder written in the main file replaces the built-in one; drop-ins
+ * change single keys of the ladder in force, or add levels on top. */
 struct parse_state {
-    bool ladder_from_files;
+    bool main_file;
+    bool ladder_replaced;
 };
 
 static int enter_section(const char *name, struct cursor *c, struct policy *p,
@@ -215,8 +216,8 @@ static int enter_section(const char *name, struct cursor *c, struct policy *p,
                        MAX_LEVELS);
             return -1;
         }
-        if (!st->ladder_from_files) {
-            st->ladder_from_files = true;
+        if (st->main_file && !st->ladder_replaced) {
+            st->ladder_replaced = true;
             memset(p->levels, 0, sizeof(p->levels));
             p->level_count = 0;
         }
@@ -338,12 +339,6 @@ static int parse_file(const char *path, struct policy *p, struct parse_state *st
     return errs->count == before ? 0 : -1;
 }
 
-int config_parse_file(const char *path, struct policy *p, struct errors *errs)
-{
-    struct parse_state st = {0};
-    return parse_file(path, p, &st, errs);
-}
-
 int config_validate(struct policy *p, const char *path, struct errors *errs)
 {
     size_t before = errs->count;
@@ -393,8 +388,10 @@ int config_load(const char *path, bool must_exist, struct policy *out, struct er
     struct parse_state st = {0};
     policy_init_defaults(out);
 
+    st.main_file = true;
     if (access(path, F_OK) == 0 || must_exist)
         parse_file(path, out, &st, errs);
+    st.main_file = false;
 
     char *dropins = sibling(path, "conf.d");
     struct file_list files = {0};

@@ -14,9 +14,6 @@
  * is freed and must not be used. */
 int config_load(const char *path, bool must_exist, struct policy *out, struct errors *errs);
 
-/* Parse one file on top of what `p` already holds (tests use it). */
-int config_parse_file(const char *path, struct policy *p, struct errors *errs);
-
 /* Cross-checks that need the whole policy (ladder numbering, windows). */
 int config_validate(struct policy *p, const char *path, struct errors *errs);
 

@@ -148,7 +148,7 @@ static int parse_rule(const struct rule_set *set, const char *text, struct rule 
     json_error_t jerr;
     json_t *obj = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
     if (!obj) {
-        errors_add(errs, file, line, "not valid JSON at column %d: %s", jerr.column, jerr.text);
+        errors_add(errs, file, line, "not valid JSON at character %d: %s", jerr.position, jerr.text);
         return -1;
     }
     int rc = -1;
@@ -243,6 +243,7 @@ int rules_load_file(struct rule_set *set, const char *path, struct errors *errs)
         line++;
         if (is_blank_or_comment(buf))
             continue;
+        buf[strcspn(buf, "\r\n")] = '\0';
         struct rule r = {0};
         if (parse_rule(set, buf, &r, path, line, errs) == 0) {
             set->rules = xreallocarray(set->rules, set->count + 1, sizeof(*set->rules));

@@ -103,7 +103,9 @@ static const char *closest_unit(const struct unit *units, const char *word)
                tolower((unsigned char)u->name[common]) ==
                    tolower((unsigned char)word[common]))
             common++;
-        if (common > best_common) {
+        /* Two letters, or the whole unit, in common before a guess is
+         * worth making ("Gb" -> "G", "cors" -> "cores", "cpus" -> list). */
+        if (common > best_common && (common >= 2 || u->name[common] == '\0')) {
             best_common = common;
             best = u->name;
         }
@@ -121,7 +123,7 @@ static int parse_with_units(const char *text, const char *shown, const struct un
         return -1;
     char word[32];
     size_t n = strcspn(unit, " \t");
-    if (n >= sizeof(word) || unit[n] != '\0') {
+    if (n >= sizeof(word) || unit[n + strspn(unit + n, " \t")] != '\0') {
         snprintf(why, why_len, "unexpected text after the unit in '%s'", shown);
         return -1;
     }
@@ -132,7 +134,7 @@ static int parse_with_units(const char *text, const char *shown, const struct un
         const char *guess = closest_unit(units, word);
         char names[160];
         list_units(units, names, sizeof(names));
-        if (guess && guess[0])
+        if (guess)
             snprintf(why, why_len, "unknown unit '%s' in '%s'; use '%s'", word, shown, guess);
         else if (word[0] == '\0')
             snprintf(why, why_len, "'%s' needs a unit for %s: one of %s", shown, what, names);

@@ -1,7 +1,129 @@
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
-static void t(void **s){(void)s;}
-int main(void){const struct CMUnitTest tests[]={cmocka_unit_test(t)};return cmocka_run_group_tests(tests,NULL,NULL);}
+#include "config.h"
+
+#include "testutil.h"
+#include "units.h"
+
+static char why[256];
+
+static void test_durations(void **state)
+{
+    (void)state;
+    uint64_t v;
+    assert_int_equal(parse_duration("2s", "x", &v, why, sizeof(why)), 0);
+    assert_int_equal(v, 2000000);
+    assert_int_equal(parse_duration("500ms", "x", &v, why, sizeof(why)), 0);
+    assert_int_equal(v, 500000);
+    assert_int_equal(parse_duration("5m", "x", &v, why, sizeof(why)), 0);
+    assert_int_equal(v, 300000000);
+    assert_int_equal(parse_duration(" 1.5 h ", "x", &v, why, sizeof(why)), 0);
+    assert_int_equal(v, 5400000000ULL);
+    assert_int_equal(parse_duration("1d", "x", &v, why, sizeof(why)), 0);
+    assert_int_equal(v, 86400000000ULL);
+}
+
+static void test_duration_errors(void **state)
+{
+    (void)state;
+    uint64_t v;
+    assert_int_equal(parse_duration("5", "window = 5", &v, why, sizeof(why)), -1);
+    assert_string_equal(why, "'window = 5' needs a unit for a duration: one of 'ms', 's', "
+                             "'sec', 'm', 'min', 'h', 'd'");
+    assert_int_equal(parse_duration("5 mins", "window = 5 mins", &v, why, sizeof(why)), -1);
+    assert_string_equal(why, "unknown unit 'mins' in 'window = 5 mins'; use 'min'");
+    assert_int_equal(parse_duration("-5s", "w = -5s", &v, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "non-negative"));
+    assert_int_equal(parse_duration("", "w =", &v, why, sizeof(why)), -1);
+    assert_string_equal(why, "empty value");
+    assert_int_equal(parse_duration("s", "w = s", &v, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "does not start with a number"));
+    assert_int_equal(parse_duration("0x10s", "w = 0x10s", &v, why, sizeof(why)), -1);
+    assert_int_equal(parse_duration("1e3s", "w = 1e3s", &v, why, sizeof(why)), -1);
+    assert_int_equal(parse_duration("5s 3", "w = 5s 3", &v, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "unexpected text"));
+    assert_int_equal(parse_duration("99999d", "w = 99999d", &v, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "ten years"));
+}
+
+static void test_sizes(void **state)
+{
+    (void)state;
+    uint64_t v;
+    assert_int_equal(parse_size("4G", "x", &v, why, sizeof(why)), 0);
+    assert_int_equal(v, 4ULL << 30);
+    assert_int_equal(parse_size("512M", "x", &v, why, sizeof(why)), 0);
+    assert_int_equal(v, 512ULL << 20);
+    assert_int_equal(parse_size("1.5 GiB", "x", &v, why, sizeof(why)), 0);
+    assert_int_equal(v, 3ULL << 29);
+    assert_int_equal(parse_size("4g", "x", &v, why, sizeof(why)), 0);
+    assert_int_equal(v, 4ULL << 30);
+    assert_int_equal(parse_size("0", "x", &v, why, sizeof(why)), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(parse_size("4Gb", "memory = 4Gb", &v, why, sizeof(why)), -1);
+    assert_string_equal(why, "unknown unit 'Gb' in 'memory = 4Gb'; use 'G'");
+    assert_int_equal(parse_size("99999999T", "m = 99999999T", &v, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "too large"));
+}
+
+static void test_cores(void **state)
+{
+    (void)state;
+    double v;
+    assert_int_equal(parse_cores("1.5 cores", "x", &v, why, sizeof(why)), 0);
+    assert_true(v == 1.5);
+    assert_int_equal(parse_cores("1 core", "x", &v, why, sizeof(why)), 0);
+    assert_true(v == 1.0);
+    assert_int_equal(parse_cores("150%", "x", &v, why, sizeof(why)), 0);
+    assert_true(v > 1.4999 && v < 1.5001);
+    assert_int_equal(parse_cores("2", "x", &v, why, sizeof(why)), 0);
+    assert_true(v == 2.0);
+    assert_int_equal(parse_cores("2 cors", "cpu = 2 cors", &v, why, sizeof(why)), -1);
+    assert_string_equal(why, "unknown unit 'cors' in 'cpu = 2 cors'; use 'cores'");
+    assert_int_equal(parse_cores("2 cpus", "cpu = 2 cpus", &v, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "use one of 'cores', 'core', '%'"));
+    assert_int_equal(parse_cores("200000", "cpu = 200000", &v, why, sizeof(why)), -1);
+}
+
+static void test_bool_and_count(void **state)
+{
+    (void)state;
+    bool b;
+    uint64_t n;
+    assert_int_equal(parse_bool("yes", "x", &b, why, sizeof(why)), 0);
+    assert_true(b);
+    assert_int_equal(parse_bool("Off", "x", &b, why, sizeof(why)), 0);
+    assert_false(b);
+    assert_int_equal(parse_bool("maybe", "stop = maybe", &b, why, sizeof(why)), -1);
+    assert_string_equal(why, "'stop = maybe' is not yes or no");
+    assert_int_equal(parse_count("1024", "x", &n, why, sizeof(why)), 0);
+    assert_int_equal(n, 1024);
+    assert_int_equal(parse_count("10k", "tasks = 10k", &n, why, sizeof(why)), -1);
+    assert_int_equal(parse_count("-1", "tasks = -1", &n, why, sizeof(why)), -1);
+}
+
+static void test_format(void **state)
+{
+    (void)state;
+    char buf[32];
+    format_duration(90 * USEC_PER_SEC, buf, sizeof(buf));
+    assert_string_equal(buf, "1m30s");
+    format_duration(300 * USEC_PER_SEC, buf, sizeof(buf));
+    assert_string_equal(buf, "5m");
+    format_duration(3600 * USEC_PER_SEC, buf, sizeof(buf));
+    assert_string_equal(buf, "1h");
+    format_duration(5400 * USEC_PER_SEC, buf, sizeof(buf));
+    assert_string_equal(buf, "1h30m");
+    format_size(4ULL << 30, buf, sizeof(buf));
+    assert_string_equal(buf, "4.0G");
+    format_size(100, buf, sizeof(buf));
+    assert_string_equal(buf, "100B");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_durations), cmocka_unit_test(test_duration_errors),
+        cmocka_unit_test(test_sizes),     cmocka_unit_test(test_cores),
+        cmocka_unit_test(test_bool_and_count), cmocka_unit_test(test_format),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,7 +1,289 @@
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
-static void t(void **s){(void)s;}
-int main(void){const struct CMUnitTest tests[]={cmocka_unit_test(t)};return cmocka_run_group_tests(tests,NULL,NULL);}
+#include "config.h"
+
+#include "engine.h"
+#include "testutil.h"
+#include "units.h"
+#include "util.h"
+
+#define SEC USEC_PER_SEC
+#define T0 (1700000000ULL * SEC) /* an arbitrary wall-clock origin */
+
+struct fixture {
+    struct policy policy;
+    struct engine_state state;
+    struct snapshot snap;
+    struct decisions out;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    policy_init_defaults(&f->policy);
+    f->policy.window = 10 * SEC;
+    f->policy.violation_cpu = 2;
+    f->policy.violation_memory = 8ULL << 30;
+    f->policy.decay = 3600 * SEC;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    policy_free(&f->policy);
+    engine_state_free(&f->state);
+    snapshot_free(&f->snap);
+    decisions_free(&f->out);
+    free(f);
+    return 0;
+}
+
+/* Start a snapshot at T0 + t seconds covering the 2 s before. */
+static void begin(struct fixture *f, unsigned t)
+{
+    snapshot_clear(&f->snap);
+    f->snap.now = T0 + t * SEC;
+    f->snap.interval = 2 * SEC;
+}
+
+static struct user_sample *user(struct fixture *f, uid_t uid, const char *name, double cpu,
+                                uint64_t memory)
+{
+    struct user_sample *u = snapshot_add_user(&f->snap, uid);
+    snprintf(u->name, sizeof(u->name), "%s", name);
+    u->cpu = cpu;
+    u->memory = memory;
+    u->detailed = true;
+    return u;
+}
+
+static struct proc_sample *proc(struct fixture *f, pid_t pid, uid_t uid, const char *comm,
+                                double cpu, enum proc_class class, const char *rule)
+{
+    struct proc_sample *p = snapshot_add_proc(&f->snap);
+    p->pid = pid;
+    p->start_time = 1000 + (uint64_t)pid;
+    p->uid = uid;
+    snprintf(p->comm, sizeof(p->comm), "%s", comm);
+    p->cpu = cpu;
+    p->class = class;
+    p->rule = rule;
+    return p;
+}
+
+static size_t step(struct fixture *f)
+{
+    decisions_clear(&f->out);
+    engine_step(&f->policy, &f->state, &f->snap, &f->out);
+    return f->out.count;
+}
+
+/* One user alone at the given usage, sampled every 2 s from `from` to
+ * `to` inclusive; returns the time of the first decision, or 0. */
+static unsigned run_user(struct fixture *f, uid_t uid, double cpu, uint64_t mem, unsigned from,
+                         unsigned to)
+{
+    for (unsigned t = from; t <= to; t += 2) {
+        begin(f, t);
+        user(f, uid, "alice", cpu, mem);
+        if (step(f))
+            return t;
+    }
+    return 0;
+}
+
+static void test_less_than_window_is_not_flagged(void **state)
+{
+    struct fixture *f = *state;
+    /* 3 cores from t=0: samples at 2..8 cover 0..8, less than 10 s. */
+    assert_int_equal(run_user(f, 1001, 3, 0, 2, 8), 0);
+    /* A dip below the threshold ends the run... */
+    assert_int_equal(run_user(f, 1001, 1, 0, 10, 10), 0);
+    /* ...so the next run needs a whole window again: 10..20. */
+    assert_int_equal(run_user(f, 1001, 3, 0, 12, 18), 0);
+    assert_int_equal(run_user(f, 1001, 3, 0, 20, 20), 20);
+}
+
+static void test_whole_window_is_flagged(void **state)
+{
+    struct fixture *f = *state;
+    begin(f, 2);
+    user(f, 1001, "alice", 2.5, 1ULL << 30);
+    proc(f, 500, 1001, "sim", 1.5, CLASS_NONE, NULL);
+    proc(f, 501, 1001, "sshd", 0.1, CLASS_EXEMPT, "sshd");
+    proc(f, 502, 1001, "helper", 1.0, CLASS_NONE, NULL);
+    proc(f, 600, 1002, "other", 1.9, CLASS_NONE, NULL);
+    assert_int_equal(step(f), 0);
+    assert_int_equal(run_user(f, 1001, 2.5, 1ULL << 30, 4, 8), 0);
+    begin(f, 10);
+    user(f, 1001, "alice", 2.5, 1ULL << 30);
+    proc(f, 502, 1001, "helper", 1.0, CLASS_NONE, NULL);
+    proc(f, 501, 1001, "sshd", 0.1, CLASS_EXEMPT, "sshd");
+    proc(f, 600, 1002, "other", 1.9, CLASS_NONE, NULL);
+    proc(f, 500, 1001, "sim", 1.5, CLASS_NONE, NULL);
+    assert_int_equal(step(f), 1);
+    const struct decision *d = &f->out.items[0];
+    assert_int_equal(d->kind, DECISION_VIOLATION);
+    assert_int_equal(d->uid, 1001);
+    assert_int_equal(d->level_before, 0);
+    assert_int_equal(d->level_after, 1);
+    assert_string_equal(d->reason, "cpu");
+    assert_int_equal(d->window, 10 * SEC);
+    assert_true(d->cpu > 2.49 && d->cpu < 2.51);
+    assert_int_equal(d->memory, 1ULL << 30);
+    assert_int_equal(d->until, T0 + 10 * SEC + 15 * 60 * SEC);
+    /* Top processes: this user's, highest CPU first, exempt ones left out. */
+    assert_int_equal(d->proc_count, 2);
+    assert_string_equal(f->snap.procs[d->procs[0]].comm, "sim");
+    assert_string_equal(f->snap.procs[d->procs[1]].comm, "helper");
+}
+
+static void test_levels_rise_to_the_top_and_stay(void **state)
+{
+    struct fixture *f = *state;
+    int expected[][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 3}};
+    unsigned t = 0;
+    for (int i = 0; i < 4; i++) {
+        t = run_user(f, 1001, 4, 0, t + 2, t + 100);
+        assert_int_equal(t, 10 * (i + 1));
+        assert_int_equal(f->out.items[0].kind, DECISION_VIOLATION);
+        assert_int_equal(f->out.items[0].level_before, expected[i][0]);
+        assert_int_equal(f->out.items[0].level_after, expected[i][1]);
+    }
+    const struct user_state *us = engine_user(&f->state, 1001, false);
+    assert_int_equal(us->violations, 4);
+    assert_int_equal(us->until, T0 + 40 * SEC + 3600 * SEC);
+}
+
+static void test_level_expires_then_decays(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(run_user(f, 1001, 3, 0, 2, 10), 10);
+    /* The user goes quiet (and even logs out: no longer in snapshots). */
+    begin(f, 10 + 15 * 60 - 2);
+    assert_int_equal(step(f), 0);
+    begin(f, 10 + 15 * 60);
+    assert_int_equal(step(f), 1);
+    assert_int_equal(f->out.items[0].kind, DECISION_EXPIRED);
+    assert_int_equal(f->out.items[0].level_after, 1);
+    begin(f, 10 + 15 * 60 + 3600 - 2);
+    assert_int_equal(step(f), 0);
+    begin(f, 10 + 15 * 60 + 3600);
+    assert_int_equal(step(f), 1);
+    assert_int_equal(f->out.items[0].kind, DECISION_DECAYED);
+    assert_int_equal(f->out.items[0].level_before, 1);
+    assert_int_equal(f->out.items[0].level_after, 0);
+    /* Nothing left to remember but the count of violations. */
+    assert_int_equal(engine_user(&f->state, 1001, false)->violations, 1);
+}
+
+static void test_memory_violation(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(run_user(f, 1001, 0.1, 9ULL << 30, 2, 8), 0);
+    assert_int_equal(run_user(f, 1001, 0.1, 10ULL << 30, 10, 10), 10);
+    assert_string_equal(f->out.items[0].reason, "memory");
+    assert_int_equal(f->out.items[0].memory, 10ULL << 30);
+}
+
+static void test_protected_users_are_never_flagged(void **state)
+{
+    struct fixture *f = *state;
+    set_string(&f->policy.exempt_users.names[0], "bob");
+    f->policy.exempt_users.count = 1;
+    for (unsigned t = 2; t <= 60; t += 2) {
+        begin(f, t);
+        user(f, 0, "root", 8, 20ULL << 30);
+        user(f, 999, "builder", 8, 20ULL << 30); /* below min_uid 1000 */
+        user(f, 1002, "bob", 8, 20ULL << 30);
+        user(f, 1003, "carol", 8, 20ULL << 30)->exempt_group = true;
+        proc(f, 700, 0, "xmrig", 2, CLASS_FORBIDDEN, "xmrig");
+        proc(f, 701, 1002, "xmrig", 2, CLASS_FORBIDDEN, "xmrig");
+        assert_int_equal(step(f), 0);
+    }
+}
+
+static void test_temporary_exemption(void **state)
+{
+    struct fixture *f = *state;
+    engine_user(&f->state, 1001, true)->exempt_until = T0 + 30 * SEC;
+    assert_int_equal(run_user(f, 1001, 3, 0, 2, 28), 0);
+    /* It ends at 30; the sample at 30 covers 28..30, so a whole new
+     * window ends at 38. */
+    assert_int_equal(run_user(f, 1001, 3, 0, 30, 36), 0);
+    assert_int_equal(run_user(f, 1001, 3, 0, 38, 38), 38);
+}
+
+static void test_idle_user_is_never_flagged(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(run_user(f, 1001, 0.01, 100 << 20, 2, 3600), 0);
+    assert_null(engine_user(&f->state, 1001, false));
+}
+
+static void test_compute_after_grace(void **state)
+{
+    struct fixture *f = *state;
+    f->policy.compute_cpu = 0.5;
+    f->policy.compute_grace = 6 * SEC;
+    /* Under the compute threshold: never. */
+    for (unsigned t = 2; t <= 20; t += 2) {
+        begin(f, t);
+        user(f, 1001, "alice", 0.4, 0);
+        proc(f, 800, 1001, "gmx", 0.4, CLASS_COMPUTE, "gromacs");
+        assert_int_equal(step(f), 0);
+    }
+    /* Above it from t=20: reported at 28 (run 20..28 >= 6 s)? the run
+     * starts with the interval 20..22, so at 26 it has lasted 6 s. */
+    unsigned reported = 0;
+    for (unsigned t = 22; t <= 40; t += 2) {
+        begin(f, t);
+        user(f, 1001, "alice", 1.0, 0);
+        proc(f, 800, 1001, "gmx", 1.0, CLASS_COMPUTE, "gromacs");
+        if (step(f)) {
+            assert_int_equal(reported, 0);
+            reported = t;
+            assert_int_equal(f->out.items[0].kind, DECISION_COMPUTE);
+            assert_string_equal(f->out.items[0].reason, "gromacs");
+            assert_int_equal(f->out.items[0].proc_count, 1);
+        }
+    }
+    assert_int_equal(reported, 26);
+}
+
+static void test_forbidden_on_sight_once(void **state)
+{
+    struct fixture *f = *state;
+    for (unsigned t = 2; t <= 10; t += 2) {
+        begin(f, t);
+        user(f, 1001, "alice", 0.1, 0);
+        proc(f, 900, 1001, "xmrig", 0.01, CLASS_FORBIDDEN, "xmrig");
+        assert_int_equal(step(f), t == 2 ? 1 : 0);
+        if (t == 2) {
+            assert_int_equal(f->out.items[0].kind, DECISION_FORBIDDEN);
+            assert_int_equal(f->snap.procs[f->out.items[0].procs[0]].pid, 900);
+        }
+    }
+    /* The same pid with another start time is another process. */
+    begin(f, 12);
+    user(f, 1001, "alice", 0.1, 0);
+    proc(f, 900, 1001, "xmrig", 0.01, CLASS_FORBIDDEN, "xmrig")->start_time = 99999;
+    assert_int_equal(step(f), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_less_than_window_is_not_flagged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_whole_window_is_flagged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_levels_rise_to_the_top_and_stay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_level_expires_then_decays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_violation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_protected_users_are_never_flagged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_temporary_exemption, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_user_is_never_flagged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compute_after_grace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forbidden_on_sight_once, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

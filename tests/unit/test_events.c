@@ -1,7 +1,130 @@
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
-static void t(void **s){(void)s;}
-int main(void){const struct CMUnitTest tests[]={cmocka_unit_test(t)};return cmocka_run_group_tests(tests,NULL,NULL);}
+#include "config.h"
+
+#include "events.h"
+#include "testutil.h"
+#include "units.h"
+
+static void test_bytes_to_json(void **state)
+{
+    (void)state;
+    json_t *j = json_from_bytes("caf\xc3\xa9", 5);
+    assert_string_equal(json_string_value(j), "caf\xc3\xa9");
+    json_decref(j);
+    /* Invalid UTF-8, an overlong form, a surrogate and a NUL become text. */
+    j = json_from_bytes("a\xff" "b\xc0\xaf" "c\xed\xa0\x80" "d\0e", 12);
+    assert_string_equal(json_string_value(j), "a\\xffb\\xc0\\xafc\\xed\\xa0\\x80d\\x00e");
+    json_decref(j);
+    /* A truncated sequence at the end. */
+    j = json_from_bytes("x\xe2\x82", 3);
+    assert_string_equal(json_string_value(j), "x\\xe2\\x82");
+    json_decref(j);
+}
+
+static void test_violation_event(void **state)
+{
+    (void)state;
+    struct policy p;
+    policy_init_defaults(&p);
+    struct snapshot snap = {0};
+    snap.now = 1700000000ULL * USEC_PER_SEC;
+    snap.interval = 2 * USEC_PER_SEC;
+    struct proc_sample *ps = snapshot_add_proc(&snap);
+    ps->pid = 4242;
+    snprintf(ps->comm, sizeof(ps->comm), "x\nBcc: a@b");
+    ps->exe = strdup("/home/alice/bin/sim");
+    static const char argv[] = "sim\0--name=\xff\0$(rm -rf ~)";
+    ps->argv = malloc(sizeof(argv));
+    memcpy(ps->argv, argv, sizeof(argv));
+    ps->argv_len = sizeof(argv) - 1;
+    ps->cpu = 1.98765;
+    ps->rss = 1 << 20;
+
+    struct decision d = {.kind = DECISION_VIOLATION, .uid = 1001, .level_before = 1,
+                         .level_after = 2, .reason = "cpu", .cpu = 2.5, .memory = 3ULL << 30,
+                         .window = 300 * USEC_PER_SEC, .until = snap.now + 1800 * USEC_PER_SEC,
+                         .proc_count = 1};
+    json_t *e = event_from_decision(&p, &d, &snap, "alice", "login1", snap.now);
+    char *text = json_dumps(e, JSON_COMPACT);
+    json_error_t err;
+    json_t *back = json_loads(text, 0, &err);
+    assert_non_null(back);
+    assert_string_equal(json_string_value(json_object_get(back, "event")), "violation");
+    assert_string_equal(json_string_value(json_object_get(back, "time")),
+                        "2023-11-14T22:13:20.000Z");
+    assert_string_equal(json_string_value(json_object_get(back, "until")),
+                        "2023-11-14T22:43:20.000Z");
+    assert_string_equal(json_string_value(json_object_get(back, "user")), "alice");
+    assert_int_equal(json_integer_value(json_object_get(back, "uid")), 1001);
+    assert_int_equal(json_integer_value(json_object_get(back, "level_after")), 2);
+    json_t *level = json_object_get(back, "level");
+    assert_string_equal(json_string_value(json_object_get(level, "name")), "throttled");
+    assert_string_equal(json_string_value(json_object_get(back, "action")), "limit");
+    assert_string_equal(json_string_value(json_object_get(back, "mode")), "observe");
+    assert_true(json_is_false(json_object_get(back, "applied")));
+    json_t *usage = json_object_get(back, "usage");
+    assert_true(json_real_value(json_object_get(usage, "window_s")) == 300.0);
+    json_t *proc = json_array_get(json_object_get(back, "processes"), 0);
+    assert_int_equal(json_integer_value(json_object_get(proc, "pid")), 4242);
+    assert_string_equal(json_string_value(json_object_get(proc, "comm")), "x\nBcc: a@b");
+    json_t *args = json_object_get(proc, "argv");
+    assert_int_equal(json_array_size(args), 3);
+    assert_string_equal(json_string_value(json_array_get(args, 1)), "--name=\\xff");
+    assert_string_equal(json_string_value(json_array_get(args, 2)), "$(rm -rf ~)");
+    /* The newline is escaped in the file: one event, one line. */
+    assert_null(strchr(text, '\n'));
+
+    char summary[1024];
+    event_summary(e, summary, sizeof(summary));
+    assert_null(strchr(summary, '\n'));
+    assert_non_null(strstr(summary, "violation: user alice uid 1001 level 1 -> 2"));
+    assert_non_null(strstr(summary, "top: pid 4242 x?Bcc: a@b (1.99 cores)"));
+
+    free(text);
+    json_decref(back);
+    json_decref(e);
+    snapshot_free(&snap);
+    policy_free(&p);
+}
+
+static void test_event_log_appends_lines(void **state)
+{
+    (void)state;
+    make_test_dir();
+    char path[256];
+    snprintf(path, sizeof(path), "%s/events.jsonl", test_dir);
+    struct event_log log;
+    assert_int_equal(event_log_open(&log, path, false), 0);
+    event_log_write(&log, event_daemon("daemon_started", "one", NULL, "h", 0));
+    /* After logrotate moved the file away, a reopen starts a new one. */
+    char moved[300];
+    snprintf(moved, sizeof(moved), "%s.1", path);
+    rename(path, moved);
+    assert_int_equal(event_log_reopen(&log, path), 0);
+    event_log_write(&log, event_daemon("config_reloaded", NULL, NULL, "h", 0));
+    event_log_close(&log);
+    char buf[512];
+    FILE *f = fopen(moved, "r");
+    assert_non_null(fgets(buf, sizeof(buf), f));
+    assert_non_null(strstr(buf, "\"event\":\"daemon_started\""));
+    fclose(f);
+    f = fopen(path, "r");
+    assert_non_null(fgets(buf, sizeof(buf), f));
+    assert_non_null(strstr(buf, "\"event\":\"config_reloaded\""));
+    fclose(f);
+    /* A symlink where the log should be is refused, not followed. */
+    unlink(path);
+    assert_int_equal(symlink("/etc/passwd", path), 0);
+    assert_int_equal(event_log_open(&log, path, false), -1);
+    event_log_close(&log);
+    remove_test_dir();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bytes_to_json),
+        cmocka_unit_test(test_violation_event),
+        cmocka_unit_test(test_event_log_appends_lines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -209,27 +209,64 @@ int counters_read(const struct user_counters *c, const struct user_cgroup *g,
     return 0;
 }
 
-size_t counters_pids(const struct user_cgroup *g, pid_t **pids)
+struct pid_list {
+    pid_t *pids;
+    size_t count, capacity;
+};
+
+static void read_procs_file(int dirfd, struct pid_list *out)
 {
-    *pids = NULL;
-    int fd = openat(g->procs_dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (!f) {
         if (fd >= 0)
             close(fd);
-        return 0;
+        return;
     }
-    size_t count = 0, capacity = 0;
     long pid;
     while (fscanf(f, "%ld", &pid) == 1) {
-        if (count == capacity) {
-            capacity = capacity ? capacity * 2 : 64;
-            *pids = xreallocarray(*pids, capacity, sizeof(**pids));
+        if (out->count == out->capacity) {
+            out->capacity = out->capacity ? out->capacity * 2 : 64;
+            out->pids = xreallocarray(out->pids, out->capacity, sizeof(*out->pids));
         }
-        (*pids)[count++] = (pid_t)pid;
+        out->pids[out->count++] = (pid_t)pid;
     }
     fclose(f);
-    return count;
+}
+
+/* systemd keeps a user's processes in session-N.scope and user@UID.service
+ * below user-UID.slice, not in the slice itself: walk the whole subtree. */
+static void collect_pids(int dirfd, int depth, struct pid_list *out)
+{
+    read_procs_file(dirfd, out);
+    if (depth == 0)
+        return;
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_type != DT_DIR || de->d_name[0] == '.')
+            continue;
+        int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (sub >= 0) {
+            collect_pids(sub, depth - 1, out);
+            close(sub);
+        }
+    }
+    closedir(d);
+}
+
+size_t counters_pids(const struct user_cgroup *g, pid_t **pids)
+{
+    struct pid_list list = {0};
+    collect_pids(g->procs_dirfd, 8, &list);
+    *pids = list.pids;
+    return list.count;
 }
 
 int counters_find_host_layout(int *version, const char **cpu_root, const char **memory_root,

@@ -51,7 +51,7 @@ void counters_discover(struct user_counters *c);
 int counters_read(const struct user_counters *c, const struct user_cgroup *g,
                   struct user_usage *out);
 
-/* The pids in the group (cgroup.procs); *pids is malloc'd. */
+/* The pids in the group and every group below it; *pids is malloc'd. */
 size_t counters_pids(const struct user_cgroup *g, pid_t **pids);
 
 /* Parse "user-1234.slice" or "user-1234"; returns 0 and the uid, or -1. */

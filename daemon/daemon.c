@@ -33,8 +33,9 @@ int daemon_load_policy(struct daemon *d, struct policy *out, bool report)
     struct errors errs = {0};
     int rc = config_load(d->opt.config_path, d->opt.config_given, out, &errs);
     for (size_t i = 0; report && i < errs.count; i++) {
-        syslog(LOG_ERR, "%s", errs.messages[i]);
-        if (d->opt.foreground || d->opt.check_only)
+        if (!d->opt.check_only)
+            syslog(LOG_ERR, "%s", errs.messages[i]);
+        if (d->opt.foreground || d->opt.check_only || !d->started)
             fprintf(stderr, "%s\n", errs.messages[i]);
     }
     if (rc == 0 && d->opt.force_observe)
@@ -80,10 +81,18 @@ static void log_event(struct daemon *d, const char *name, const char *message)
                     event_daemon(name, message, &d->policy, d->events.host, now_realtime_usec()));
 }
 
+static void warn_enforce(struct daemon *d)
+{
+    if (d->policy.mode == MODE_ENFORCE)
+        say(d, LOG_WARNING,
+            "mode = enforce: this version only observes; decisions are logged, not applied");
+}
+
+/* The policy is loaded (before detaching, so that errors reach the
+ * terminal and the exit status); set up everything else. */
 int daemon_start(struct daemon *d)
 {
-    if (daemon_load_policy(d, &d->policy, true) < 0)
-        return -1;
+    d->started = true;
     if (sampler_init(&d->sampler, "/proc", 0, NULL, NULL, NULL) < 0) {
         say(d, LOG_ERR, "cannot read /proc");
         policy_free(&d->policy);
@@ -97,9 +106,7 @@ int daemon_start(struct daemon *d)
              d->policy.rules.count, d->policy.level_count,
              d->sampler.use_counters ? "per-user cgroup" : "/proc");
     log_event(d, "daemon_started", msg);
-    if (d->policy.mode == MODE_ENFORCE)
-        say(d, LOG_WARNING,
-            "mode = enforce: this version only observes; decisions are logged, not applied");
+    warn_enforce(d);
     d->next_sample = d->next_sweep = now_boottime_usec();
     sd_notify(0, "READY=1");
     return 0;
@@ -116,6 +123,7 @@ void daemon_reload(struct daemon *d)
         policy_free(&d->policy);
         d->policy = fresh;
         log_event(d, "config_reloaded", NULL);
+        warn_enforce(d);
     }
     /* SIGHUP is also logrotate's signal: always reopen the event log. */
     open_event_log(d, d->policy.event_log);

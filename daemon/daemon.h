@@ -22,6 +22,7 @@ struct options {
 
 struct daemon {
     struct options opt;
+    bool started;          /* past start-up: errors go to syslog only */
     struct policy policy;
     struct engine_state engine;
     struct sampler sampler;

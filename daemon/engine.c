@@ -228,6 +228,8 @@ static void judge_process(const struct policy *p, struct engine_state *st,
         kind = DECISION_COMPUTE;
     }
     struct decision *d = add_decision(out, kind, ps->uid);
+    const struct user_state *us = engine_user(st, ps->uid, false);
+    d->level_before = d->level_after = us ? us->level : 0;
     d->reason = ps->rule;
     d->cpu = ps->cpu;
     d->memory = ps->rss;
@@ -265,6 +267,10 @@ static void forget_idle_users(struct engine_state *st)
 void engine_step(const struct policy *p, struct engine_state *st, const struct snapshot *snap,
                  struct decisions *out)
 {
+    /* A reload may have shortened the ladder. */
+    for (size_t i = 0; i < st->user_count; i++)
+        if ((size_t)st->users[i].level > p->level_count)
+            st->users[i].level = (int)p->level_count;
     for (size_t i = 0; i < snap->user_count; i++) {
         const struct user_sample *u = &snap->users[i];
         struct user_state *us = engine_user(st, u->uid, false);

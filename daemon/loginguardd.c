@@ -127,6 +127,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "loginguardd: must run as root (it reads every user's processes)\n");
         return 1;
     }
+    if (daemon_load_policy(&d, &d.policy, true) < 0)
+        return 1;
     /* Under systemd (Type=notify) or with --foreground, stay attached. */
     if (!d.opt.foreground && !getenv("NOTIFY_SOCKET") && daemon(0, 0) < 0) {
         perror("loginguardd: daemon");

@@ -81,15 +81,14 @@ static void forget(struct sampler *s, struct tracked_proc *t)
     free_proc(s, t);
 }
 
-/* Drop every entry for which keep() says no. */
-static void prune(struct sampler *s, bool (*keep)(const struct tracked_proc *, uint32_t),
-                  uint32_t arg)
+/* Drop every entry not seen in the given generation: those processes are gone. */
+static void prune(struct sampler *s, uint32_t generation)
 {
     for (size_t i = 0; i < s->bucket_count; i++) {
         struct tracked_proc **pp = &s->buckets[i];
         while (*pp) {
             struct tracked_proc *t = *pp;
-            if (keep(t, arg)) {
+            if (t->generation == generation) {
                 pp = &t->next;
             } else {
                 *pp = t->next;
@@ -129,6 +128,24 @@ static char *read_small_file(int dirfd, const char *name, size_t max, size_t *le
     return xreallocarray(buf, used + 1, 1);
 }
 
+/* Rules see the path the binary was started from: after a package
+ * upgrade replaced /usr/sbin/sshd, the running one reads as
+ * "/usr/sbin/sshd (deleted)".  Only root can put a file in such a path,
+ * so dropping the suffix lets no user's program pass as another. */
+static void classify(const struct policy *p, struct tracked_proc *t)
+{
+    static const char deleted[] = " (deleted)";
+    char *exe = t->exe ? xstrdup(t->exe) : NULL;
+    size_t n = exe ? strlen(exe) : 0;
+    if (n > sizeof(deleted) - 1 && strcmp(exe + n - (sizeof(deleted) - 1), deleted) == 0)
+        exe[n - (sizeof(deleted) - 1)] = '\0';
+    struct proc_identity id = {exe, t->comm, t->cmdline};
+    const struct rule *r = rules_classify(&p->rules, &id);
+    t->class = r ? r->class : CLASS_NONE;
+    t->rule = r ? r->name : NULL;
+    free(exe);
+}
+
 static void read_identity(struct sampler *s, const struct policy *p, struct tracked_proc *t,
                           int dirfd)
 {
@@ -158,11 +175,19 @@ static void read_identity(struct sampler *s, const struct policy *p, struct trac
             t->cmdline[i] = argv[i] ? argv[i] : ' ';
         t->cmdline[len] = '\0';
     }
-    struct proc_identity id = {t->exe, t->comm, t->cmdline};
-    const struct rule *r = rules_classify(&p->rules, &id);
-    t->class = r ? r->class : CLASS_NONE;
-    t->rule = r ? r->name : NULL;
+    classify(p, t);
     (void)s;
+}
+
+/* The program behind a pid changes with exec, sometimes under the same
+ * name (python3 running another script): look again at exe and argv. */
+static void reread_identity(struct sampler *s, const struct policy *p, struct tracked_proc *t)
+{
+    int dirfd = open_proc_dir(s, t->pid);
+    if (dirfd >= 0) {
+        read_identity(s, p, t, dirfd);
+        close(dirfd);
+    }
 }
 
 /* pread the held stat, or open it by path when no descriptor is held. */
@@ -180,25 +205,29 @@ static ssize_t read_stat(const struct sampler *s, const struct tracked_proc *t, 
     return n;
 }
 
-/* CPU rate since the last reading; a first reading is averaged over the
- * process's life, but never over less than the interval, so a process
- * born mid-interval adds what it really used to its user's total. */
+/* CPU rate since this process's last reading.  A first reading is
+ * averaged over the process's life, but never over less than the
+ * interval, so a process born mid-interval adds what it really used to
+ * its user's total.  A reading too soon after the last one (the sweep
+ * found it just before a sample) says nothing yet: the rate stands. */
 static void update_usage(const struct sampler *s, struct tracked_proc *t,
                          const struct proc_stat *st, uint64_t now, uint64_t interval,
                          bool first)
 {
     uint64_t ticks = st->utime + st->stime;
-    double seconds;
+    double hz = (double)s->hz;
     if (first) {
         uint64_t born = st->start_time * USEC_PER_SEC / (uint64_t)s->hz;
         uint64_t age = now > born ? now - born : 0;
-        seconds = (double)(age > interval ? age : interval) / 1e6;
-        t->cpu = (double)ticks / (double)s->hz / seconds;
-    } else {
-        seconds = (double)interval / 1e6;
-        t->cpu = ticks >= t->ticks ? (double)(ticks - t->ticks) / (double)s->hz / seconds : 0;
+        t->cpu = (double)ticks / hz / ((double)(age > interval ? age : interval) / 1e6);
+        t->ticks = ticks;
+        t->read_at = now;
+    } else if (now - t->read_at >= interval / 2) {
+        double seconds = (double)(now - t->read_at) / 1e6;
+        t->cpu = ticks >= t->ticks ? (double)(ticks - t->ticks) / hz / seconds : 0;
+        t->ticks = ticks;
+        t->read_at = now;
     }
-    t->ticks = ticks;
     t->rss_pages = st->rss_pages;
     t->threads = st->num_threads;
     t->ppid = st->ppid;
@@ -217,13 +246,9 @@ static int refresh(struct sampler *s, const struct policy *p, struct tracked_pro
         return -1;
     s->stats.procs_read++;
     if (strcmp(st.comm, t->comm) != 0) {
-        /* A new program (exec) or a rename: classify it again. */
+        /* A new program (exec) or a rename: classify it again now. */
         memcpy(t->comm, st.comm, sizeof(t->comm));
-        int dirfd = open_proc_dir(s, t->pid);
-        if (dirfd >= 0) {
-            read_identity(s, p, t, dirfd);
-            close(dirfd);
-        }
+        reread_identity(s, p, t);
     }
     update_usage(s, t, &st, now, interval, false);
     return 0;
@@ -247,16 +272,13 @@ static struct tracked_proc *discover(struct sampler *s, const struct policy *p, 
     t->stat_fd = -1;
     t->generation = s->generation;
     /* root's daemons, kernel threads and system users are never judged:
-     * remember them without a descriptor until the next sweep. */
-    if (t->uid < p->min_uid) {
-        t->ignored = true;
-        close(dirfd);
-        insert(s, t);
-        return t;
+     * remember them without a descriptor (see still_ignored). */
+    t->ignored = t->uid < p->min_uid;
+    if (!t->ignored) {
+        t->stat_fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (t->stat_fd >= 0)
+            s->stats.held_fds++;
     }
-    t->stat_fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (t->stat_fd >= 0)
-        s->stats.held_fds++;
     char buf[STAT_BUF];
     struct proc_stat st;
     ssize_t n = read_stat(s, t, buf);
@@ -268,11 +290,31 @@ static struct tracked_proc *discover(struct sampler *s, const struct policy *p, 
     s->stats.procs_read++;
     t->start_time = st.start_time;
     memcpy(t->comm, st.comm, sizeof(t->comm));
-    update_usage(s, t, &st, now, interval, true);
-    read_identity(s, p, t, dirfd);
+    if (!t->ignored) {
+        update_usage(s, t, &st, now, interval, true);
+        read_identity(s, p, t, dirfd);
+    }
     close(dirfd);
     insert(s, t);
     return t;
+}
+
+/* A process is born with its parent's uid and may take the user's a
+ * moment later (sshd's session child, sudo, su, a daemon's fork-setuid-
+ * exec).  Such a switch happens young, so a young ignored process has its
+ * uid looked at every sample; older ones wait for the sweep. */
+static bool still_ignored(const struct sampler *s, const struct policy *p,
+                          const struct tracked_proc *t, uint64_t now)
+{
+    uint64_t born = t->start_time * USEC_PER_SEC / (uint64_t)s->hz;
+    if (now > born + p->scan_interval)
+        return true;
+    char name[24];
+    struct stat st;
+    snprintf(name, sizeof(name), "%d", (int)t->pid);
+    if (fstatat(s->proc_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return false;
+    return st.st_uid == t->uid;
 }
 
 /* Make sure pid is tracked and freshly read this generation. */
@@ -290,10 +332,12 @@ static struct tracked_proc *visit(struct sampler *s, const struct policy *p, pid
         forget(s, t); /* gone, or its pid now belongs to someone else */
         t = NULL;
     }
-    if (t) {
+    if (t && still_ignored(s, p, t, now)) {
         t->generation = s->generation;
         return t;
     }
+    if (t)
+        forget(s, t);
     return discover(s, p, pid, now, interval);
 }
 
@@ -390,11 +434,6 @@ static void add_details(struct sampler *s, const struct policy *p, struct snapsh
     }
 }
 
-static bool seen_this_sample(const struct tracked_proc *t, uint32_t generation)
-{
-    return t->generation == generation;
-}
-
 /* Level one from /proc: every user process, one held-descriptor read each. */
 static void sample_procfs(struct sampler *s, const struct policy *p, struct snapshot *snap,
                           uint64_t now, uint64_t interval, struct uid_index *ix)
@@ -415,7 +454,7 @@ static void sample_procfs(struct sampler *s, const struct policy *p, struct snap
         u->cpu += t->cpu;
         u->memory += t->rss_pages * (uint64_t)s->page_size;
     }
-    prune(s, seen_this_sample, s->generation);
+    prune(s, s->generation);
 }
 
 /* Level one from the per-user cgroups; processes only for those who need
@@ -491,11 +530,6 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
 
 /* ---- the full sweep ---- */
 
-static bool seen_by_sweep(const struct tracked_proc *t, uint32_t generation)
-{
-    return t->generation == generation;
-}
-
 void sampler_sweep(struct sampler *s, const struct policy *p)
 {
     enum pids_item items[] = {PIDS_ID_PID, PIDS_ID_EUID, PIDS_TICS_BEGAN};
@@ -508,9 +542,6 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
         return;
     }
     uint64_t now = now_boottime_usec();
-    uint64_t interval = s->last_sample ? now - s->last_sample : p->sample_interval;
-    if (interval == 0)
-        interval = 1;
     uint32_t sweep_generation = ++s->generation;
     for (int i = 0; i < all->counts->total; i++) {
         struct pids_stack *st = all->stacks[i];
@@ -519,14 +550,21 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
         unsigned long long began = PIDS_VAL(2, ull_int, st, info);
         struct tracked_proc *t = lookup(s, pid);
         /* A changed uid (a session after setuid) or start time: start over. */
-        if (t && (t->uid != euid || (!t->ignored && t->start_time != began)))
+        if (t && (t->uid != euid || t->start_time != began)) {
             forget(s, t);
-        t = visit(s, p, pid, now, interval);
-        (void)t;
+            t = NULL;
+        }
+        if (t) {
+            /* Usage is left to the samples, which time their own readings. */
+            t->generation = sweep_generation;
+            if (!t->ignored)
+                reread_identity(s, p, t);
+        } else {
+            discover(s, p, pid, now, p->sample_interval);
+        }
     }
     procps_pids_unref(&info);
-    prune(s, seen_by_sweep, sweep_generation);
-    /* The next sample's rates must cover its own interval only. */
+    prune(s, sweep_generation);
 }
 
 void sampler_reclassify(struct sampler *s, const struct policy *p)
@@ -534,12 +572,8 @@ void sampler_reclassify(struct sampler *s, const struct policy *p)
     users_forget(&s->users);
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
-            if (t->ignored)
-                continue;
-            struct proc_identity id = {t->exe, t->comm, t->cmdline};
-            const struct rule *r = rules_classify(&p->rules, &id);
-            t->class = r ? r->class : CLASS_NONE;
-            t->rule = r ? r->name : NULL;
+            if (!t->ignored)
+                classify(p, t);
         }
     }
 }

@@ -30,7 +30,8 @@ struct tracked_proc {
     uid_t uid;
     bool ignored;               /* below min_uid: never read again until the sweep */
     int stat_fd;                /* held /proc/PID/stat, -1 when not held */
-    uint64_t ticks;             /* utime + stime at the last sample */
+    uint64_t ticks;             /* utime + stime when last read */
+    uint64_t read_at;           /* boottime usec of that reading */
     uint64_t rss_pages;
     uint64_t threads;
     pid_t ppid, session;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install every Debian package that building and testing loginguard needs,
 # then configure and build.  Idempotent and non-interactive; run as root.
-#   tools/setup.sh            install packages, configure, build
+#   tools/setup.sh            install packages, configure and build in build/
 #   tools/setup.sh --deps     install packages only
 set -eu
 
@@ -28,9 +28,12 @@ fi
 
 [ "${1:-}" = "--deps" ] && exit 0
 
-cd "$(dirname "$0")/.."
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
 [ -x configure ] || autoreconf -fi
+mkdir -p build
+cd build
 # The paths an admin expects of a system daemon; tests override them all.
-[ -f Makefile ] || ./configure --prefix=/usr --sysconfdir=/etc --localstatedir=/var \
+[ -f Makefile ] || ../configure --prefix=/usr --sysconfdir=/etc --localstatedir=/var \
     --runstatedir=/run
 make -j"$(nproc)"

@@ -1,0 +1,186 @@
+"""Helpers for loginguard's integration tests: test users, processes run
+as them, a daemon on a private config, and waiting on its event log.
+
+Everything here is real: real users (lgtest*, made and removed here),
+real processes, the real daemon reading the real /proc.  Nothing is
+mocked.  Tests need root; without it they exit 77 (automake's "skip")."""
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+TOP_SRCDIR = os.environ.get("LG_TOP_SRCDIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+TOP_BUILDDIR = os.environ.get("LG_TOP_BUILDDIR", TOP_SRCDIR)
+DAEMON = os.path.join(TOP_BUILDDIR, "daemon", "loginguardd")
+SPIN = os.path.join(TOP_BUILDDIR, "tests", "helpers", "spin")
+SHIPPED_RULES = os.path.join(TOP_SRCDIR, "rules", "rules.d")
+SHIPPED_CONF = os.path.join(TOP_SRCDIR, "rules", "loginguard.conf")
+
+
+def require_root():
+    if os.geteuid() != 0:
+        print("SKIP: integration tests need root (test users, every user's processes)")
+        sys.exit(77)
+
+
+def wait_for(condition, timeout, what, interval=0.1):
+    """Poll condition() until it returns something true, at most timeout s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+class TestUsers:
+    """lgtest* accounts, removed again by remove_all() (and at start, in
+    case an earlier run died)."""
+
+    def __init__(self):
+        self.names = []
+        self.remove_stale()
+
+    @staticmethod
+    def remove_stale():
+        for entry in pwd.getpwall():
+            if entry.pw_name.startswith("lgtest"):
+                subprocess.run(["pkill", "-KILL", "-u", entry.pw_name], check=False)
+                subprocess.run(["userdel", entry.pw_name], check=False,
+                               stderr=subprocess.DEVNULL)
+
+    def add(self, name):
+        assert name.startswith("lgtest")
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                        "--key", "UID_MIN=1000", name], check=True)
+        self.names.append(name)
+        return pwd.getpwnam(name)
+
+    def remove_all(self):
+        for name in self.names:
+            subprocess.run(["userdel", name], check=False, stderr=subprocess.DEVNULL)
+        self.names = []
+
+
+class Processes:
+    """Processes this test started; ended by their pid, and only those."""
+
+    def __init__(self):
+        self.procs = []
+
+    def start(self, argv, user=None):
+        def become():
+            os.setsid()
+            if user is not None:
+                os.setgroups([])
+                os.setresgid(user.pw_gid, user.pw_gid, user.pw_gid)
+                os.setresuid(user.pw_uid, user.pw_uid, user.pw_uid)
+        p = subprocess.Popen(argv, preexec_fn=become, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, cwd="/")
+        self.procs.append(p)
+        return p
+
+    def stop_all(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        self.procs = []
+
+
+class Daemon:
+    """loginguardd in the foreground on a private config in a temp dir."""
+
+    def __init__(self, workdir, dropin):
+        self.workdir = workdir
+        self.conf = os.path.join(workdir, "loginguard.conf")
+        self.events_path = os.path.join(workdir, "events.jsonl")
+        shutil.copy(SHIPPED_CONF, self.conf)
+        os.makedirs(os.path.join(workdir, "conf.d"), exist_ok=True)
+        self.write_dropin("00-test.conf", f"""
+[daemon]
+event_log = {self.events_path}
+state_dir = {workdir}
+control_socket = {workdir}/control.sock
+rules_dirs = {SHIPPED_RULES}
+""" + dropin)
+        self.proc = None
+        self.stderr_path = os.path.join(workdir, "daemon.stderr")
+
+    def write_dropin(self, name, text):
+        with open(os.path.join(self.workdir, "conf.d", name), "w") as f:
+            f.write(text)
+
+    def start(self):
+        self.stderr = open(self.stderr_path, "w")
+        self.proc = subprocess.Popen([DAEMON, "--foreground", "--config", self.conf],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=self.stderr)
+        wait_for(lambda: self.find(event="daemon_started"), 10, "daemon_started")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=10)
+        if self.proc:
+            self.stderr.close()
+        code = self.proc.returncode if self.proc else 0
+        self.proc = None
+        return code
+
+    def events(self):
+        try:
+            with open(self.events_path) as f:
+                return [json.loads(line) for line in f if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    def find(self, **match):
+        return [e for e in self.events() if all(e.get(k) == v for k, v in match.items())]
+
+    def wait_event(self, timeout, **match):
+        return wait_for(lambda: self.find(**match), timeout, f"an event {match}")[0]
+
+    def stderr_text(self):
+        with open(self.stderr_path) as f:
+            return f.read()
+
+
+def iso_to_epoch(text):
+    """'2026-11-22T00:49:12.577Z' -> seconds since the epoch."""
+    import datetime
+    dt = datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
+    return dt.replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+def private_copy(src, directory, name):
+    """A copy of a binary that test users may run (the build tree may not
+    be readable to them)."""
+    dst = os.path.join(directory, name)
+    shutil.copy(src, dst)
+    os.chmod(dst, 0o755)
+    return dst
+
+
+def run_tests():
+    """Run the module's tests; print the closing line CI reads."""
+    require_root()
+    result = unittest.main(exit=False, verbosity=2).result
+    failed = len(result.failures) + len(result.errors)
+    print(f"{result.testsRun - failed} passed, {failed} failed")
+    sys.exit(0 if failed == 0 else 1)
+
+
+def make_workdir():
+    d = tempfile.mkdtemp(prefix="lgtest.")
+    os.chmod(d, 0o755)
+    return d

@@ -1,0 +1,170 @@
+"""The daemon in observe mode on this machine's real /proc, with real test
+users running real CPU hogs (issue: foundation acceptance)."""
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+import unittest
+
+import lgtest
+from lgtest import Daemon, Processes, TestUsers
+
+SAMPLE = 1.0   # seconds, [daemon] sample_interval below
+WINDOW = 6.0   # seconds, [violation] window below
+POLICY = f"""
+[daemon]
+mode = observe
+sample_interval = {SAMPLE:g}s
+scan_interval = 5s
+min_uid = 1000
+[violation]
+cpu = 1 cores
+window = {WINDOW:g}s
+"""
+# Enough for one window plus two intervals, plus the start-up of the hog.
+FLAG_TIMEOUT = WINDOW + 2 * SAMPLE + 10
+
+
+class ObserveMode(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.users = TestUsers()
+        cls.workdir = lgtest.make_workdir()
+        cls.spin = lgtest.private_copy(lgtest.SPIN, cls.workdir, "spin")
+        cls.daemon = Daemon(cls.workdir, POLICY)
+        cls.daemon.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        cls.users.remove_all()
+        if not os.environ.get("LG_KEEP"):
+            shutil.rmtree(cls.workdir, ignore_errors=True)
+
+    def setUp(self):
+        self.procs = Processes()
+
+    def tearDown(self):
+        self.procs.stop_all()
+
+    def flagged(self, uid, started):
+        """Wait for uid's violation; check it came in time."""
+        event = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=uid)
+        delay = lgtest.iso_to_epoch(event["time"]) - started
+        self.assertLessEqual(delay, WINDOW + 2 * SAMPLE,
+                             f"flagged {delay:.1f}s after the hog started")
+        return event
+
+    def test_two_core_busy_loop_is_flagged(self):
+        user = self.users.add("lgtest1")
+        started = time.time()
+        hog = self.procs.start([self.spin, "2"], user)
+        event = self.flagged(user.pw_uid, started)
+        self.assertEqual(event["user"], "lgtest1")
+        self.assertEqual(event["level_before"], 0)
+        self.assertEqual(event["level_after"], 1)
+        self.assertEqual(event["level"]["name"], "warned")
+        self.assertEqual(event["reason"], "cpu")
+        self.assertEqual(event["mode"], "observe")
+        self.assertIs(event["applied"], False)
+        self.assertGreater(event["usage"]["cpu_cores"], 1.0)
+        self.assertGreaterEqual(event["usage"]["window_s"], WINDOW)
+        top = event["processes"][0]
+        self.assertEqual(top["pid"], hog.pid)
+        self.assertEqual(top["comm"], "spin")
+        self.assertEqual(top["exe"], self.spin)
+        self.assertEqual(top["argv"], [self.spin, "2"])
+        self.assertGreater(top["cpu_cores"], 1.0)
+        self.assertGreater(top["rss_bytes"], 0)
+
+    def test_load_split_over_eight_processes_is_flagged(self):
+        user = self.users.add("lgtest2")
+        started = time.time()
+        pids = {self.procs.start([self.spin, "1", "0.25"], user).pid for _ in range(8)}
+        event = self.flagged(user.pw_uid, started)
+        self.assertGreater(event["usage"]["cpu_cores"], 1.0)
+        shown = event["processes"]
+        self.assertEqual(len(shown), 5)  # the top five of the eight
+        for proc in shown:
+            self.assertIn(proc["pid"], pids)
+            self.assertLess(proc["cpu_cores"], 0.5)
+
+    def test_busy_loop_renamed_as_exempt_program_is_flagged(self):
+        user = self.users.add("lgtest3")
+        fake = lgtest.private_copy(lgtest.SPIN, self.workdir, "sshd")
+        started = time.time()
+        hog = self.procs.start([fake, "2"], user)
+        event = self.flagged(user.pw_uid, started)
+        top = event["processes"][0]
+        self.assertEqual(top["pid"], hog.pid)
+        self.assertEqual(top["comm"], "sshd")
+        self.assertEqual(top["class"], "none")
+
+    def test_idle_user_and_root_are_never_flagged(self):
+        idle = self.users.add("lgtest4")
+        self.procs.start(["sleep", "600"], idle)
+        root_hog = self.procs.start([self.spin, "2"])
+        control_user = self.users.add("lgtest5")
+        # An absence needs a period of observation: longer than it takes
+        # to flag a user (window + 2 intervals, as the tests above show).
+        time.sleep(WINDOW + 3 * SAMPLE)
+        root_hog.kill()
+        # A positive control: the daemon was watching all along.
+        self.procs.start([self.spin, "2"], control_user)
+        self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=control_user.pw_uid)
+        self.assertEqual(self.daemon.find(uid=0), [])
+        self.assertEqual(self.daemon.find(uid=idle.pw_uid), [])
+
+
+class ConfigHandling(unittest.TestCase):
+    def setUp(self):
+        self.workdir = lgtest.make_workdir()
+        self.users = TestUsers()
+        self.procs = Processes()
+
+    def tearDown(self):
+        self.procs.stop_all()
+        self.users.remove_all()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def check(self, conf):
+        return subprocess.run([lgtest.DAEMON, "--check-config", "--config", conf],
+                              capture_output=True, text=True)
+
+    def test_check_config(self):
+        daemon = Daemon(self.workdir, "")
+        result = self.check(daemon.conf)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("OK (observe mode, 3 levels", result.stdout)
+        daemon.write_dropin("50-bad.conf", "[share]\n\ncpu = 2 cors\n")
+        result = self.check(daemon.conf)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("conf.d/50-bad.conf:3: unknown unit 'cors' in 'cpu = 2 cors'; use 'cores'",
+                      result.stderr)
+
+    def test_bad_reload_keeps_running_policy(self):
+        daemon = Daemon(self.workdir, POLICY)
+        daemon.start()
+        try:
+            daemon.write_dropin("50-bad.conf", "[violation]\nwindow = 1h\ncpu = 2 cors\n")
+            daemon.proc.send_signal(signal.SIGHUP)
+            daemon.wait_event(10, event="config_error")
+            self.assertIn("50-bad.conf:3: unknown unit 'cors'", daemon.stderr_text())
+            # The running policy (window 6 s) still flags; the bad one (1 h) would not.
+            user = self.users.add("lgtest6")
+            self.procs.start([lgtest.private_copy(lgtest.SPIN, self.workdir, "spin"), "2"], user)
+            daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
+            # A good reload is taken.
+            os.unlink(os.path.join(self.workdir, "conf.d", "50-bad.conf"))
+            daemon.proc.send_signal(signal.SIGHUP)
+            daemon.wait_event(10, event="config_reloaded")
+        finally:
+            code = daemon.stop()
+        self.assertEqual(code, 0)
+        self.assertTrue(daemon.find(event="daemon_stopped"))
+
+
+if __name__ == "__main__":
+    lgtest.run_tests()

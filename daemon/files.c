@@ -86,7 +86,8 @@ int list_dir_files(char *const *dirs, size_t dir_count, const char *suffix,
     for (size_t i = 0; i < dir_count; i++)
         if (list_one_dir(dirs[i], suffix, out, errs) < 0)
             rc = -1;
-    qsort(out->paths, out->count, sizeof(*out->paths), compare_base_names);
+    if (out->count > 1)
+        qsort(out->paths, out->count, sizeof(*out->paths), compare_base_names);
     return rc;
 }
 

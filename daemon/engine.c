@@ -97,32 +97,33 @@ static void pick_top_procs(const struct snapshot *snap, uid_t uid, struct decisi
     }
 }
 
-/* Follow the runs above the violation thresholds.  A run starts at the
- * beginning of the first interval above the threshold and ends with the
- * first interval below it. */
+/* A run starts with the first interval above a threshold and lasts while
+ * the usage averaged over the run stays above it: a short dip (another
+ * user's compile taking the cores for a moment) does not reset it, an
+ * idle spell long enough to pull the average down does.  A run that
+ * lasts a whole window is a violation. */
+static void track_run(double threshold, double usage, const struct snapshot *snap,
+                      uint64_t *since, double *sum)
+{
+    if (threshold <= 0 || (!*since && usage <= threshold)) {
+        *since = 0;
+        return;
+    }
+    if (!*since) {
+        *since = snap->now - snap->interval;
+        *sum = 0;
+    }
+    *sum += usage * (double)snap->interval;
+    if (*sum / (double)(snap->now - *since) <= threshold)
+        *since = 0;
+}
+
 static void track_window(const struct policy *p, struct user_state *us,
                          const struct user_sample *u, const struct snapshot *snap)
 {
-    uint64_t interval_start = snap->now - snap->interval;
-    if (p->violation_cpu > 0 && u->cpu > p->violation_cpu) {
-        if (!us->cpu_over_since) {
-            us->cpu_over_since = interval_start;
-            us->cpu_over_sum = 0;
-        }
-        us->cpu_over_sum += u->cpu * (double)snap->interval;
-    } else {
-        us->cpu_over_since = 0;
-    }
-    if (p->violation_memory > 0 && u->memory > p->violation_memory) {
-        if (!us->mem_over_since) {
-            us->mem_over_since = interval_start;
-            us->mem_peak = 0;
-        }
-        if (u->memory > us->mem_peak)
-            us->mem_peak = u->memory;
-    } else {
-        us->mem_over_since = 0;
-    }
+    track_run(p->violation_cpu, u->cpu, snap, &us->cpu_over_since, &us->cpu_over_sum);
+    track_run((double)p->violation_memory, (double)u->memory, snap, &us->mem_over_since,
+              &us->mem_over_sum);
 }
 
 static void raise_level(const struct policy *p, struct user_state *us,
@@ -130,8 +131,12 @@ static void raise_level(const struct policy *p, struct user_state *us,
                         struct decisions *out)
 {
     uint64_t now = snap->now;
-    bool by_cpu = us->cpu_over_since && now - us->cpu_over_since >= p->window;
-    bool by_mem = us->mem_over_since && now - us->mem_over_since >= p->window;
+    /* A whole window, and still above now: nobody is flagged for a job
+     * that has just ended. */
+    bool by_cpu = us->cpu_over_since && now - us->cpu_over_since >= p->window &&
+                  u->cpu > p->violation_cpu;
+    bool by_mem = us->mem_over_since && now - us->mem_over_since >= p->window &&
+                  u->memory > p->violation_memory;
     if (!by_cpu && !by_mem)
         return;
 
@@ -139,8 +144,8 @@ static void raise_level(const struct policy *p, struct user_state *us,
     d->reason = by_cpu ? "cpu" : "memory";
     uint64_t run_start = by_cpu ? us->cpu_over_since : us->mem_over_since;
     d->window = now - run_start;
-    d->cpu = us->cpu_over_since ? us->cpu_over_sum / (double)(now - us->cpu_over_since) : 0;
-    d->memory = by_mem ? us->mem_peak : u->memory;
+    d->cpu = us->cpu_over_since ? us->cpu_over_sum / (double)(now - us->cpu_over_since) : u->cpu;
+    d->memory = u->memory;
     d->level_before = us->level;
     if ((size_t)us->level < p->level_count)
         us->level++;

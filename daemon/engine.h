@@ -29,8 +29,8 @@ struct user_state {
 
     uint64_t cpu_over_since;  /* start of the current run above [violation] cpu, 0 = none */
     double cpu_over_sum;      /* core-usec used during that run */
-    uint64_t mem_over_since;
-    uint64_t mem_peak;
+    uint64_t mem_over_since;  /* the same for [violation] memory */
+    double mem_over_sum;      /* byte-usec */
 };
 
 /* A process of class compute being watched through its grace, or one
@@ -65,7 +65,7 @@ struct decision {
     uint64_t until;           /* for VIOLATION: when the new level's limits end */
     const char *reason;       /* "cpu", "memory", or the matching rule's name */
     double cpu;               /* cores, averaged over `window` */
-    uint64_t memory;          /* bytes, peak over `window` */
+    uint64_t memory;          /* bytes, now */
     uint64_t window;          /* usec the usage covers */
     /* Indices into the snapshot's procs, highest CPU first. */
     size_t procs[TOP_PROCS];

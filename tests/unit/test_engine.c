@@ -97,11 +97,25 @@ static void test_less_than_window_is_not_flagged(void **state)
     struct fixture *f = *state;
     /* 3 cores from t=0: samples at 2..8 cover 0..8, less than 10 s. */
     assert_int_equal(run_user(f, 1001, 3, 0, 2, 8), 0);
-    /* A dip below the threshold ends the run... */
-    assert_int_equal(run_user(f, 1001, 1, 0, 10, 10), 0);
-    /* ...so the next run needs a whole window again: 10..20. */
-    assert_int_equal(run_user(f, 1001, 3, 0, 12, 18), 0);
-    assert_int_equal(run_user(f, 1001, 3, 0, 20, 20), 20);
+    /* Idle until the run's average is no longer above 2 cores (24 core-s
+     * over 12 s at t=12) ends the run... */
+    assert_int_equal(run_user(f, 1001, 0, 0, 10, 12), 0);
+    /* (A user with nothing to remember is dropped from the table.) */
+    assert_null(engine_user(&f->state, 1001, false));
+    /* ...so the next run needs a whole window again: 12..22. */
+    assert_int_equal(run_user(f, 1001, 3, 0, 14, 20), 0);
+    assert_int_equal(run_user(f, 1001, 3, 0, 22, 22), 22);
+}
+
+static void test_short_dip_does_not_reset_the_run(void **state)
+{
+    struct fixture *f = *state;
+    /* 3 cores, one interval at 1 core (another user's burst), 3 cores:
+     * the run's average stays above 2 cores, flagged at the window. */
+    assert_int_equal(run_user(f, 1001, 3, 0, 2, 4), 0);
+    assert_int_equal(run_user(f, 1001, 1, 0, 6, 6), 0);
+    assert_int_equal(run_user(f, 1001, 3, 0, 8, 10), 10);
+    assert_true(f->out.items[0].cpu > 2.59 && f->out.items[0].cpu < 2.61);
 }
 
 static void test_whole_window_is_flagged(void **state)
@@ -275,6 +289,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_less_than_window_is_not_flagged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_short_dip_does_not_reset_the_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_whole_window_is_flagged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_levels_rise_to_the_top_and_stay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_level_expires_then_decays, setup, teardown),

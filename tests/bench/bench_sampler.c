@@ -663,6 +663,7 @@ struct result {
     bool d_ok;
     char d_why[200];
     double d_window_s, d_cpu_pct, d_cpu_pct_ns, d_startup_ms, d_hwm_mib, d_rss_mib;
+    double d_anon_mib, d_file_mib;
     char d_path[40];
 
     /* 4. ps */
@@ -1123,6 +1124,8 @@ static void bench_daemon(struct result *r, const struct paths *P, int seconds)
     double t1 = wall_us();
     r->d_hwm_mib = status_mib(p, "VmHWM:");
     r->d_rss_mib = status_mib(p, "VmRSS:");
+    r->d_anon_mib = status_mib(p, "RssAnon:");
+    r->d_file_mib = status_mib(p, "RssFile:");
     daemon_stop();
     if (stopping)
         return;
@@ -1319,8 +1322,9 @@ static void print_details(const struct result *r, int samples)
                r->d_path, r->d_window_s, r->d_cpu_pct);
         if (r->d_cpu_pct_ns >= 0)
             printf(" (%.3f%% from schedstat)", r->d_cpu_pct_ns);
-        printf("; start-up %.0f ms CPU; VmHWM %.2f MiB, VmRSS %.2f MiB at the end\n",
-               r->d_startup_ms, r->d_hwm_mib, r->d_rss_mib);
+        printf("; start-up %.0f ms CPU; VmHWM %.2f MiB, VmRSS %.2f MiB at the end"
+               " (anon %.2f, file %.2f)\n",
+               r->d_startup_ms, r->d_hwm_mib, r->d_rss_mib, r->d_anon_mib, r->d_file_mib);
         if (r->proc_ok)
             printf("    predicted from the figures above: (30 samples x %.1f ms + 2 sweeps x"
                    " %.1f ms) / 60 s = %.3f%%\n",
@@ -1517,6 +1521,13 @@ int main(void)
             printf(";");
         }
     printf("\n");
+    for (int i = 0; i < count; i++) {
+        if (res[i].other_cores > 0.2 || res[i].d_other_cores > 0.2) {
+            printf("note: other work ran on this machine during the measurements; the CPU figures"
+                   " above are then\n      higher than on a quiet machine (shared caches)\n");
+            break;
+        }
+    }
     printf("\ntotal run time: %.1f s\n", (wall_us() - run_start) / 1e6);
     return 0;
 }

@@ -177,22 +177,30 @@ static int read_number_file(int fd, uint64_t *value)
     return end == buf ? -1 : 0;
 }
 
-int counters_read(const struct user_counters *c, const struct user_cgroup *g,
-                  struct user_usage *out)
+int counters_read(const struct user_counters *c, struct user_cgroup *g, struct user_usage *out)
 {
     char buf[4096];
     ssize_t n;
-    memset(out, 0, sizeof(*out));
+    uint64_t cpu_usec;
     if (c->version == 2) {
         n = procfs_pread(g->cpu_fd, buf, sizeof(buf));
-        if (n <= 0 || counters_stat_value(buf, (size_t)n, "usage_usec", &out->cpu_usec) < 0)
+        if (n <= 0 || counters_stat_value(buf, (size_t)n, "usage_usec", &cpu_usec) < 0)
             return -1;
     } else {
         uint64_t ns;
         if (read_number_file(g->cpu_fd, &ns) < 0)
             return -1;
-        out->cpu_usec = ns / 1000;
+        cpu_usec = ns / 1000;
     }
+    /* memory.stat is the costly file (about 40 lines).  A group whose CPU
+     * counter stood still ran nothing, so its memory and tasks are as they
+     * were: only what it used before is reported again. */
+    if (g->have_usage && cpu_usec == g->usage.cpu_usec) {
+        *out = g->usage;
+        return 0;
+    }
+    memset(out, 0, sizeof(*out));
+    out->cpu_usec = cpu_usec;
     if (g->memory_fd >= 0) {
         n = procfs_pread(g->memory_fd, buf, sizeof(buf));
         uint64_t anon = 0, mapped = 0;
@@ -206,6 +214,8 @@ int counters_read(const struct user_counters *c, const struct user_cgroup *g,
     }
     if (g->pids_fd >= 0)
         read_number_file(g->pids_fd, &out->tasks);
+    g->usage = *out;
+    g->have_usage = true;
     return 0;
 }
 

@@ -10,14 +10,22 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct user_usage {
+    uint64_t cpu_usec;   /* cumulative */
+    uint64_t memory;     /* anon + mapped file, bytes */
+    uint64_t tasks;
+};
+
 struct user_cgroup {
     uid_t uid;
     int cpu_fd;       /* v2 cpu.stat, v1 cpuacct.usage */
     int memory_fd;    /* memory.stat, or -1 */
     int pids_fd;      /* pids.current, or -1 */
     int procs_dirfd;  /* the cpu (v1) or only (v2) directory, for cgroup.procs */
-    uint64_t last_cpu_usec;
+    uint64_t last_cpu_usec;   /* for the sampler's rate */
     bool have_last;
+    struct user_usage usage;  /* the last reading */
+    bool have_usage;
     bool seen;
 };
 
@@ -28,12 +36,6 @@ struct user_counters {
     int pids_root;    /* v1 only; -1 otherwise or when absent */
     struct user_cgroup *groups;
     size_t count, capacity;
-};
-
-struct user_usage {
-    uint64_t cpu_usec;   /* cumulative */
-    uint64_t memory;     /* anon + mapped file, bytes */
-    uint64_t tasks;
 };
 
 /* version 2: cpu_root is the directory with the user cgroups (e.g.
@@ -48,8 +50,7 @@ void counters_close(struct user_counters *c);
 void counters_discover(struct user_counters *c);
 
 /* Read one group's counters.  Returns 0 or -1 (the group is gone). */
-int counters_read(const struct user_counters *c, const struct user_cgroup *g,
-                  struct user_usage *out);
+int counters_read(const struct user_counters *c, struct user_cgroup *g, struct user_usage *out);
 
 /* The pids in the group and every group below it; *pids is malloc'd. */
 size_t counters_pids(const struct user_cgroup *g, pid_t **pids);

@@ -32,12 +32,18 @@ static struct tracked_proc *lookup(const struct sampler *s, pid_t pid)
     return NULL;
 }
 
-static void free_proc(struct sampler *s, struct tracked_proc *t)
+static void release_descriptor(struct sampler *s, struct tracked_proc *t)
 {
-    if (t->stat_fd >= 0) {
-        close(t->stat_fd);
+    if (t->held_fd >= 0) {
+        close(t->held_fd);
         s->stats.held_fds--;
     }
+    t->held_fd = -1;
+}
+
+static void free_proc(struct sampler *s, struct tracked_proc *t)
+{
+    release_descriptor(s, t);
     free(t->exe);
     free(t->argv);
     free(t->cmdline);
@@ -146,37 +152,47 @@ static void classify(const struct policy *p, struct tracked_proc *t)
     free(exe);
 }
 
-static void read_identity(struct sampler *s, const struct policy *p, struct tracked_proc *t,
-                          int dirfd)
+static bool same_text(const char *a, const char *b)
 {
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Read exe and argv; classify again only if they changed (the rules are
+ * the costly part of a sweep). */
+static void read_identity(const struct policy *p, struct tracked_proc *t, int dirfd)
+{
+    char path[4096];
+    ssize_t n = readlinkat(dirfd, "exe", path, sizeof(path) - 1);
+    char *exe = n > 0 ? xstrndup(path, (size_t)n) : NULL;
+    size_t len = 0;
+    char *argv = read_small_file(dirfd, "cmdline", ARGV_MAX, &len);
+    if (argv && argv[len - 1] == '\0')
+        len--; /* keep the trailing NUL out of the count */
+    if (argv)
+        argv[len] = '\0';
+    bool unchanged = t->class_known && same_text(exe, t->exe) && len == t->argv_len &&
+                     (len == 0 || memcmp(argv, t->argv, len) == 0);
+    if (unchanged) {
+        free(exe);
+        free(argv);
+        return;
+    }
     free(t->exe);
     free(t->argv);
     free(t->cmdline);
-    t->exe = t->argv = t->cmdline = NULL;
-    t->argv_len = 0;
-
-    char path[4096];
-    ssize_t n = readlinkat(dirfd, "exe", path, sizeof(path) - 1);
-    if (n > 0) {
-        path[n] = '\0';
-        t->exe = xstrdup(path);
-    }
-    size_t len;
-    char *argv = read_small_file(dirfd, "cmdline", ARGV_MAX, &len);
+    t->exe = exe;
+    t->argv = argv;
+    t->argv_len = argv ? len : 0;
+    t->cmdline = NULL;
     if (argv) {
-        /* Keep the trailing NUL out of the count; join for the rules. */
-        if (argv[len - 1] == '\0')
-            len--;
-        argv[len] = '\0';
-        t->argv = argv;
-        t->argv_len = len;
+        /* The rules see the arguments joined by spaces. */
         t->cmdline = xmalloc(len + 1);
         for (size_t i = 0; i < len; i++)
             t->cmdline[i] = argv[i] ? argv[i] : ' ';
         t->cmdline[len] = '\0';
     }
     classify(p, t);
-    (void)s;
+    t->class_known = true;
 }
 
 /* The program behind a pid changes with exec, sometimes under the same
@@ -185,24 +201,58 @@ static void reread_identity(struct sampler *s, const struct policy *p, struct tr
 {
     int dirfd = open_proc_dir(s, t->pid);
     if (dirfd >= 0) {
-        read_identity(s, p, t, dirfd);
+        read_identity(p, t, dirfd);
         close(dirfd);
     }
 }
 
-/* pread the held stat, or open it by path when no descriptor is held. */
+static int open_in_proc(const struct sampler *s, pid_t pid, const char *file)
+{
+    char name[48];
+    snprintf(name, sizeof(name), "%d/%s", (int)pid, file);
+    return openat(s->proc_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+/* Hold schedstat for a single-threaded process, stat for one with
+ * threads (schedstat counts the main thread only).  Without a held
+ * descriptor (out of them), stat is opened by path at every sample. */
+static void hold_descriptor(struct sampler *s, struct tracked_proc *t)
+{
+    bool want_sched = t->threads == 1;
+    if (t->held_fd >= 0 && t->held_is_sched == want_sched)
+        return;
+    release_descriptor(s, t);
+    t->held_fd = open_in_proc(s, t->pid, want_sched ? "schedstat" : "stat");
+    t->held_is_sched = want_sched;
+    t->sched_runtime = 0;
+    if (t->held_fd >= 0)
+        s->stats.held_fds++;
+}
+
+/* pread the held stat, or open it by path. */
 static ssize_t read_stat(const struct sampler *s, const struct tracked_proc *t, char *buf)
 {
-    if (t->stat_fd >= 0)
-        return procfs_pread(t->stat_fd, buf, STAT_BUF - 1);
-    char name[32];
-    snprintf(name, sizeof(name), "%d/stat", (int)t->pid);
-    int fd = openat(s->proc_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (t->held_fd >= 0 && !t->held_is_sched)
+        return procfs_pread(t->held_fd, buf, STAT_BUF - 1);
+    int fd = open_in_proc(s, t->pid, "stat");
     if (fd < 0)
         return -1;
     ssize_t n = procfs_pread(fd, buf, STAT_BUF - 1);
     close(fd);
     return n;
+}
+
+/* The held schedstat's run time; -1 when the process is gone. */
+static int read_runtime(const struct tracked_proc *t, uint64_t *runtime)
+{
+    char buf[128];
+    ssize_t n = procfs_pread(t->held_fd, buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *end;
+    *runtime = strtoull(buf, &end, 10);
+    return end == buf ? -1 : 0;
 }
 
 /* CPU rate since this process's last reading.  A first reading is
@@ -238,19 +288,34 @@ static void update_usage(const struct sampler *s, struct tracked_proc *t,
 static int refresh(struct sampler *s, const struct policy *p, struct tracked_proc *t,
                    uint64_t now, uint64_t interval)
 {
+    if (t->held_fd >= 0 && t->held_is_sched) {
+        uint64_t runtime;
+        if (read_runtime(t, &runtime) < 0)
+            return -1;
+        s->stats.procs_read++;
+        if (runtime == t->sched_runtime) {
+            /* It has not run: same ticks, same memory, same program. */
+            if (now - t->read_at >= interval / 2) {
+                t->cpu = 0;
+                t->read_at = now;
+            }
+            return 0;
+        }
+        t->sched_runtime = runtime;
+    }
     char buf[STAT_BUF];
     struct proc_stat st;
     ssize_t n = read_stat(s, t, buf);
     if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) < 0 || st.pid != t->pid ||
         st.start_time != t->start_time)
         return -1;
-    s->stats.procs_read++;
     if (strcmp(st.comm, t->comm) != 0) {
         /* A new program (exec) or a rename: classify it again now. */
         memcpy(t->comm, st.comm, sizeof(t->comm));
         reread_identity(s, p, t);
     }
     update_usage(s, t, &st, now, interval, false);
+    hold_descriptor(s, t);
     return 0;
 }
 
@@ -269,16 +334,11 @@ static struct tracked_proc *discover(struct sampler *s, const struct policy *p, 
     struct tracked_proc *t = xcalloc(1, sizeof(*t));
     t->pid = pid;
     t->uid = dir_st.st_uid;
-    t->stat_fd = -1;
+    t->held_fd = -1;
     t->generation = s->generation;
     /* root's daemons, kernel threads and system users are never judged:
      * remember them without a descriptor (see still_ignored). */
     t->ignored = t->uid < p->min_uid;
-    if (!t->ignored) {
-        t->stat_fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (t->stat_fd >= 0)
-            s->stats.held_fds++;
-    }
     char buf[STAT_BUF];
     struct proc_stat st;
     ssize_t n = read_stat(s, t, buf);
@@ -292,7 +352,8 @@ static struct tracked_proc *discover(struct sampler *s, const struct policy *p, 
     memcpy(t->comm, st.comm, sizeof(t->comm));
     if (!t->ignored) {
         update_usage(s, t, &st, now, interval, true);
-        read_identity(s, p, t, dirfd);
+        read_identity(p, t, dirfd);
+        hold_descriptor(s, t);
     }
     close(dirfd);
     insert(s, t);
@@ -350,30 +411,46 @@ struct uid_index {
     size_t size;
 };
 
+static size_t uid_slot(const struct uid_index *ix, uid_t uid)
+{
+    size_t h = (uid * 2654435761u) & (ix->size - 1);
+    while (ix->slots[h] != (size_t)-1 && ix->uids[h] != uid)
+        h = (h + 1) & (ix->size - 1);
+    return h;
+}
+
+static void rebuild_index(struct uid_index *ix, const struct snapshot *snap, size_t size)
+{
+    free(ix->uids);
+    free(ix->slots);
+    ix->uids = xmalloc(size * sizeof(*ix->uids));
+    ix->slots = xmalloc(size * sizeof(*ix->slots));
+    ix->size = size;
+    memset(ix->slots, 0xff, size * sizeof(*ix->slots));
+    for (size_t i = 0; i < snap->user_count; i++) {
+        size_t h = uid_slot(ix, snap->users[i].uid);
+        ix->uids[h] = snap->users[i].uid;
+        ix->slots[h] = i;
+    }
+}
+
+/* This sample's entry for uid, or NULL. */
+static struct user_sample *find_user(const struct uid_index *ix, struct snapshot *snap, uid_t uid)
+{
+    if (ix->size == 0)
+        return NULL;
+    size_t h = uid_slot(ix, uid);
+    return ix->slots[h] == (size_t)-1 ? NULL : &snap->users[ix->slots[h]];
+}
+
+/* This sample's entry for uid, made if needed. */
 static struct user_sample *user_for(struct uid_index *ix, struct snapshot *snap, uid_t uid)
 {
-    if (snap->user_count * 2 >= ix->size) {
-        size_t size = ix->size ? ix->size * 2 : 256;
-        free(ix->uids);
-        free(ix->slots);
-        ix->uids = xmalloc(size * sizeof(*ix->uids));
-        ix->slots = xmalloc(size * sizeof(*ix->slots));
-        ix->size = size;
-        memset(ix->slots, 0xff, size * sizeof(*ix->slots));
-        for (size_t i = 0; i < snap->user_count; i++) {
-            size_t h = (snap->users[i].uid * 2654435761u) & (size - 1);
-            while (ix->slots[h] != (size_t)-1)
-                h = (h + 1) & (size - 1);
-            ix->uids[h] = snap->users[i].uid;
-            ix->slots[h] = i;
-        }
-    }
-    size_t h = (uid * 2654435761u) & (ix->size - 1);
-    while (ix->slots[h] != (size_t)-1) {
-        if (ix->uids[h] == uid)
-            return &snap->users[ix->slots[h]];
-        h = (h + 1) & (ix->size - 1);
-    }
+    if (snap->user_count * 2 >= ix->size)
+        rebuild_index(ix, snap, ix->size ? ix->size * 2 : 256);
+    size_t h = uid_slot(ix, uid);
+    if (ix->slots[h] != (size_t)-1)
+        return &snap->users[ix->slots[h]];
     ix->uids[h] = uid;
     ix->slots[h] = snap->user_count;
     return snapshot_add_user(snap, uid);
@@ -419,7 +496,8 @@ static void fill_names(struct sampler *s, const struct policy *p, struct snapsho
 }
 
 /* Processes of detailed users, and every compute or forbidden one. */
-static void add_details(struct sampler *s, const struct policy *p, struct snapshot *snap)
+static void add_details(struct sampler *s, const struct policy *p, struct snapshot *snap,
+                        const struct uid_index *ix)
 {
     for (size_t i = 0; i < snap->user_count; i++)
         snap->users[i].detailed = worth_a_look(p, &snap->users[i]);
@@ -427,7 +505,7 @@ static void add_details(struct sampler *s, const struct policy *p, struct snapsh
         for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
             if (t->ignored || t->generation != s->generation)
                 continue;
-            const struct user_sample *u = snapshot_find_user(snap, t->uid);
+            const struct user_sample *u = find_user(ix, snap, t->uid);
             if ((u && u->detailed) || t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN)
                 add_proc_sample(s, snap, t);
         }
@@ -522,10 +600,10 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
         sample_counters(s, p, snap, now, interval, &ix);
     else
         sample_procfs(s, p, snap, now, interval, &ix);
+    fill_names(s, p, snap);
+    add_details(s, p, snap, &ix);
     free(ix.uids);
     free(ix.slots);
-    fill_names(s, p, snap);
-    add_details(s, p, snap);
 }
 
 /* ---- the full sweep ---- */

@@ -5,7 +5,10 @@
  * elsewhere from /proc, one pread per user process on a descriptor held
  * open since the process was first seen (a held descriptor also pins the
  * process's identity: once it exits, reads fail rather than reaching a
- * new process with the same pid).
+ * new process with the same pid).  For a single-threaded process that
+ * descriptor is /proc/PID/schedstat, cheaper than stat: while its run time
+ * stands still the process has not run, so its stat cannot have changed
+ * and is not read.
  * Level two: processes, for users above half a violation threshold, and
  * every compute or forbidden process.
  * Every scan_interval a full sweep (libproc2) re-reads every process:
@@ -29,7 +32,11 @@ struct tracked_proc {
     uint64_t start_time;        /* ticks after boot */
     uid_t uid;
     bool ignored;               /* below min_uid: never read again until the sweep */
-    int stat_fd;                /* held /proc/PID/stat, -1 when not held */
+    /* One descriptor held per process (see hold_descriptor): stat for a
+     * multi-threaded process, schedstat for a single-threaded one. */
+    int held_fd;                /* -1 when none is held */
+    bool held_is_sched;
+    uint64_t sched_runtime;     /* ns, from schedstat, when it is the held one */
     uint64_t ticks;             /* utime + stime when last read */
     uint64_t read_at;           /* boottime usec of that reading */
     uint64_t rss_pages;
@@ -42,6 +49,7 @@ struct tracked_proc {
     char *cmdline;              /* argv joined by spaces, for rules */
     enum proc_class class;
     const char *rule;
+    bool class_known;           /* classified since the last reload */
     double cpu;                 /* cores over the last interval */
     uint32_t generation;        /* last sample that saw it */
 };

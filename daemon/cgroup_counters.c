@@ -99,10 +99,7 @@ static void add_group(struct user_counters *c, uid_t uid, const char *name)
         close_group(&g);
         return;
     }
-    if (c->count == c->capacity) {
-        c->capacity = c->capacity ? c->capacity * 2 : 64;
-        c->groups = xreallocarray(c->groups, c->capacity, sizeof(*c->groups));
-    }
+    c->groups = grow_array(c->groups, c->count, &c->capacity, sizeof(*c->groups));
     c->groups[c->count++] = g;
 }
 
@@ -235,10 +232,7 @@ static void read_procs_file(int dirfd, struct pid_list *out)
     }
     long pid;
     while (fscanf(f, "%ld", &pid) == 1) {
-        if (out->count == out->capacity) {
-            out->capacity = out->capacity ? out->capacity * 2 : 64;
-            out->pids = xreallocarray(out->pids, out->capacity, sizeof(*out->pids));
-        }
+        out->pids = grow_array(out->pids, out->count, &out->capacity, sizeof(*out->pids));
         out->pids[out->count++] = (pid_t)pid;
     }
     fclose(f);

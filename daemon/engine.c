@@ -24,10 +24,7 @@ struct user_state *engine_user(struct engine_state *st, uid_t uid, bool create)
             return &st->users[i];
     if (!create)
         return NULL;
-    if (st->user_count == st->user_capacity) {
-        st->user_capacity = st->user_capacity ? st->user_capacity * 2 : 32;
-        st->users = xreallocarray(st->users, st->user_capacity, sizeof(*st->users));
-    }
+    st->users = grow_array(st->users, st->user_count, &st->user_capacity, sizeof(*st->users));
     struct user_state *u = &st->users[st->user_count++];
     memset(u, 0, sizeof(*u));
     u->uid = uid;
@@ -43,10 +40,7 @@ void engine_state_free(struct engine_state *st)
 
 static struct decision *add_decision(struct decisions *d, enum decision_kind kind, uid_t uid)
 {
-    if (d->count == d->capacity) {
-        d->capacity = d->capacity ? d->capacity * 2 : 16;
-        d->items = xreallocarray(d->items, d->capacity, sizeof(*d->items));
-    }
+    d->items = grow_array(d->items, d->count, &d->capacity, sizeof(*d->items));
     struct decision *x = &d->items[d->count++];
     memset(x, 0, sizeof(*x));
     x->kind = kind;
@@ -188,10 +182,7 @@ static struct proc_watch *watch_proc(struct engine_state *st, const struct proc_
         if (w->pid == ps->pid && w->start_time == ps->start_time)
             return w;
     }
-    if (st->proc_count == st->proc_capacity) {
-        st->proc_capacity = st->proc_capacity ? st->proc_capacity * 2 : 16;
-        st->procs = xreallocarray(st->procs, st->proc_capacity, sizeof(*st->procs));
-    }
+    st->procs = grow_array(st->procs, st->proc_count, &st->proc_capacity, sizeof(*st->procs));
     struct proc_watch *w = &st->procs[st->proc_count++];
     memset(w, 0, sizeof(*w));
     w->pid = ps->pid;

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libproc2/pids.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +45,6 @@ static void free_proc(struct sampler *s, struct tracked_proc *t)
     release_descriptor(s, t);
     free(t->exe);
     free(t->argv);
-    free(t->cmdline);
     free(t);
 }
 
@@ -145,11 +143,20 @@ static void classify(const struct policy *p, struct tracked_proc *t)
     size_t n = exe ? strlen(exe) : 0;
     if (n > sizeof(deleted) - 1 && strcmp(exe + n - (sizeof(deleted) - 1), deleted) == 0)
         exe[n - (sizeof(deleted) - 1)] = '\0';
-    struct proc_identity id = {exe, t->comm, t->cmdline};
+    /* The rules see the arguments joined by spaces. */
+    char *cmdline = NULL;
+    if (t->argv) {
+        cmdline = xmalloc(t->argv_len + 1);
+        for (size_t i = 0; i < t->argv_len; i++)
+            cmdline[i] = t->argv[i] ? t->argv[i] : ' ';
+        cmdline[t->argv_len] = '\0';
+    }
+    struct proc_identity id = {exe, t->comm, cmdline};
     const struct rule *r = rules_classify(&p->rules, &id);
     t->class = r ? r->class : CLASS_NONE;
     t->rule = r ? r->name : NULL;
     free(exe);
+    free(cmdline);
 }
 
 static bool same_text(const char *a, const char *b)
@@ -179,18 +186,9 @@ static void read_identity(const struct policy *p, struct tracked_proc *t, int di
     }
     free(t->exe);
     free(t->argv);
-    free(t->cmdline);
     t->exe = exe;
     t->argv = argv;
     t->argv_len = argv ? len : 0;
-    t->cmdline = NULL;
-    if (argv) {
-        /* The rules see the arguments joined by spaces. */
-        t->cmdline = xmalloc(len + 1);
-        for (size_t i = 0; i < len; i++)
-            t->cmdline[i] = argv[i] ? argv[i] : ' ';
-        t->cmdline[len] = '\0';
-    }
     classify(p, t);
     t->class_known = true;
 }
@@ -471,7 +469,6 @@ static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
         ps->argv = xmalloc(t->argv_len + 1);
         memcpy(ps->argv, t->argv, t->argv_len + 1);
         ps->argv_len = t->argv_len;
-        ps->cmdline = xstrdup(t->cmdline);
     }
     ps->cpu = t->cpu;
     ps->rss = t->rss_pages * (uint64_t)s->page_size;
@@ -608,40 +605,47 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
 
 /* ---- the full sweep ---- */
 
+/* Whether the process ran since the last sweep: only then can it have
+ * executed another program. */
+static bool ran_since_sweep(struct tracked_proc *t)
+{
+    uint64_t activity = t->held_is_sched ? t->sched_runtime : t->ticks;
+    bool ran = activity != t->swept_activity;
+    t->swept_activity = activity;
+    return ran;
+}
+
+/* One pass over /proc with an fstatat per process for its uid (the
+ * owner of /proc/PID): cheaper than libproc2's reap, which parses
+ * /proc/PID/status for the same number. */
 void sampler_sweep(struct sampler *s, const struct policy *p)
 {
-    enum pids_item items[] = {PIDS_ID_PID, PIDS_ID_EUID, PIDS_TICS_BEGAN};
-    struct pids_info *info = NULL;
-    if (procps_pids_new(&info, items, 3) < 0)
-        return;
-    struct pids_fetch *all = procps_pids_reap(info, PIDS_FETCH_TASKS_ONLY);
-    if (!all) {
-        procps_pids_unref(&info);
-        return;
-    }
     uint64_t now = now_boottime_usec();
     uint32_t sweep_generation = ++s->generation;
-    for (int i = 0; i < all->counts->total; i++) {
-        struct pids_stack *st = all->stacks[i];
-        pid_t pid = PIDS_VAL(0, s_int, st, info);
-        uid_t euid = PIDS_VAL(1, u_int, st, info);
-        unsigned long long began = PIDS_VAL(2, ull_int, st, info);
+    rewinddir(s->proc_dir);
+    struct dirent *de;
+    while ((de = readdir(s->proc_dir)) != NULL) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+        struct stat st;
+        if (fstatat(s->proc_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
         struct tracked_proc *t = lookup(s, pid);
-        /* A changed uid (a session after setuid) or start time: start over. */
-        if (t && (t->uid != euid || t->start_time != began)) {
+        /* A changed uid (a session after setuid): start over. */
+        if (t && t->uid != st.st_uid) {
             forget(s, t);
             t = NULL;
         }
-        if (t) {
-            /* Usage is left to the samples, which time their own readings. */
-            t->generation = sweep_generation;
-            if (!t->ignored)
-                reread_identity(s, p, t);
-        } else {
+        if (!t) {
             discover(s, p, pid, now, p->sample_interval);
+            continue;
         }
+        /* Usage is left to the samples, which time their own readings. */
+        t->generation = sweep_generation;
+        if (!t->ignored && ran_since_sweep(t))
+            reread_identity(s, p, t);
     }
-    procps_pids_unref(&info);
     prune(s, sweep_generation);
 }
 

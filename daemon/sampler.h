@@ -11,8 +11,8 @@
  * and is not read.
  * Level two: processes, for users above half a violation threshold, and
  * every compute or forbidden process.
- * Every scan_interval a full sweep (libproc2) re-reads every process:
- * uid changes after setuid, new programs after exec. */
+ * Every scan_interval a full sweep looks at every process again: uid
+ * changes after setuid, new programs after exec (for those that ran). */
 #ifndef LOGINGUARD_SAMPLER_H
 #define LOGINGUARD_SAMPLER_H
 
@@ -37,6 +37,7 @@ struct tracked_proc {
     int held_fd;                /* -1 when none is held */
     bool held_is_sched;
     uint64_t sched_runtime;     /* ns, from schedstat, when it is the held one */
+    uint64_t swept_activity;    /* run time or ticks at the last sweep */
     uint64_t ticks;             /* utime + stime when last read */
     uint64_t read_at;           /* boottime usec of that reading */
     uint64_t rss_pages;
@@ -46,7 +47,6 @@ struct tracked_proc {
     char *exe;
     char *argv;                 /* NUL-separated, argv_len bytes */
     size_t argv_len;
-    char *cmdline;              /* argv joined by spaces, for rules */
     enum proc_class class;
     const char *rule;
     bool class_known;           /* classified since the last reload */

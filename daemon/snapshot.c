@@ -11,7 +11,6 @@ void snapshot_clear(struct snapshot *s)
     for (size_t i = 0; i < s->proc_count; i++) {
         free(s->procs[i].exe);
         free(s->procs[i].argv);
-        free(s->procs[i].cmdline);
     }
     s->proc_count = 0;
     s->user_count = 0;
@@ -25,17 +24,9 @@ void snapshot_free(struct snapshot *s)
     memset(s, 0, sizeof(*s));
 }
 
-static void *grow(void *array, size_t count, size_t *capacity, size_t size)
-{
-    if (count < *capacity)
-        return array;
-    *capacity = *capacity ? *capacity * 2 : 64;
-    return xreallocarray(array, *capacity, size);
-}
-
 struct user_sample *snapshot_add_user(struct snapshot *s, uid_t uid)
 {
-    s->users = grow(s->users, s->user_count, &s->user_capacity, sizeof(*s->users));
+    s->users = grow_array(s->users, s->user_count, &s->user_capacity, sizeof(*s->users));
     struct user_sample *u = &s->users[s->user_count++];
     memset(u, 0, sizeof(*u));
     u->uid = uid;
@@ -44,7 +35,7 @@ struct user_sample *snapshot_add_user(struct snapshot *s, uid_t uid)
 
 struct proc_sample *snapshot_add_proc(struct snapshot *s)
 {
-    s->procs = grow(s->procs, s->proc_count, &s->proc_capacity, sizeof(*s->procs));
+    s->procs = grow_array(s->procs, s->proc_count, &s->proc_capacity, sizeof(*s->procs));
     struct proc_sample *p = &s->procs[s->proc_count++];
     memset(p, 0, sizeof(*p));
     return p;

@@ -21,7 +21,6 @@ struct proc_sample {
     char *exe;               /* real path, or NULL if unreadable */
     char *argv;              /* NUL-separated arguments, argv_len bytes, hostile bytes kept */
     size_t argv_len;
-    char *cmdline;           /* argv joined by spaces, for the rules */
     double cpu;              /* cores, over the last interval */
     uint64_t rss;            /* bytes */
     enum proc_class class;

@@ -35,10 +35,7 @@ const struct user_info *users_lookup(struct user_cache *c, const struct policy *
     for (size_t i = 0; i < c->count; i++)
         if (c->entries[i].uid == uid)
             return &c->entries[i];
-    if (c->count == c->capacity) {
-        c->capacity = c->capacity ? c->capacity * 2 : 64;
-        c->entries = xreallocarray(c->entries, c->capacity, sizeof(*c->entries));
-    }
+    c->entries = grow_array(c->entries, c->count, &c->capacity, sizeof(*c->entries));
     struct user_info *u = &c->entries[c->count++];
     memset(u, 0, sizeof(*u));
     u->uid = uid;

@@ -38,6 +38,14 @@ void *xreallocarray(void *p, size_t n, size_t size)
     return q;
 }
 
+void *grow_array(void *array, size_t count, size_t *capacity, size_t size)
+{
+    if (count < *capacity)
+        return array;
+    *capacity = *capacity ? *capacity * 2 : 16;
+    return xreallocarray(array, *capacity, size);
+}
+
 char *xstrdup(const char *s)
 {
     char *p = strdup(s);

@@ -14,6 +14,10 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Room for one more element: array (count used, *capacity allocated)
+ * doubles when full.  Returns the possibly moved array. */
+void *grow_array(void *array, size_t count, size_t *capacity, size_t size);
+
 /* Replace *slot with a copy of value (NULL allowed), freeing the old one. */
 void set_string(char **slot, const char *value);
 

@@ -7,7 +7,7 @@ set -eu
 
 PACKAGES="
   build-essential autoconf automake libtool libtool-bin pkg-config
-  libproc2-dev libjansson-dev libcgroup-dev cgroup-tools libsystemd-dev
+  libjansson-dev libcgroup-dev cgroup-tools libsystemd-dev
   libpam0g-dev libnotify-dev libcmocka-dev
   libpam-wrapper libpamtest0-dev pamtester
   python3 python3-dbusmock dbus

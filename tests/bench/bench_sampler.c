@@ -1280,7 +1280,7 @@ static void print_details(const struct result *r, int samples)
         printf("    stat reads in a sample: %llu; users seen: %zu of %d, their tasks: %llu\n",
                (unsigned long long)r->procs_read, r->users_seen, r->users,
                (unsigned long long)r->tasks_seen);
-        printf("    full sweep (libproc2, every scan_interval): %.1f ms CPU = %.2f us/proc\n",
+        printf("    full sweep (every scan_interval): %.1f ms CPU = %.2f us/proc\n",
                r->sweep_us / 1e3, r->sweep_us / r->procs);
     } else {
         printf("  /proc sample: n/a %s\n", r->why);

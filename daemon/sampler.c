@@ -615,9 +615,8 @@ static bool ran_since_sweep(struct tracked_proc *t)
     return ran;
 }
 
-/* One pass over /proc with an fstatat per process for its uid (the
- * owner of /proc/PID): cheaper than libproc2's reap, which parses
- * /proc/PID/status for the same number. */
+/* One pass over /proc.  The uid is the owner of /proc/PID (one fstatat,
+ * where libproc2's reap parses /proc/PID/status for the same number). */
 void sampler_sweep(struct sampler *s, const struct policy *p)
 {
     uint64_t now = now_boottime_usec();
@@ -628,12 +627,14 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
         if (de->d_name[0] < '1' || de->d_name[0] > '9')
             continue;
         pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
-        struct stat st;
-        if (fstatat(s->proc_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            continue;
         struct tracked_proc *t = lookup(s, pid);
-        /* A changed uid (a session after setuid): start over. */
-        if (t && t->uid != st.st_uid) {
+        /* A root process that became a user's (a late setuid) starts over.
+         * A user's process keeps its user: leaving it takes a setuid
+         * program, whose children are new processes anyway. */
+        struct stat st;
+        if (t && t->ignored &&
+            (fstatat(s->proc_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+             st.st_uid != t->uid)) {
             forget(s, t);
             t = NULL;
         }

@@ -1,0 +1,228 @@
+#include "config.h"
+
+#include <errno.h>
+#include <libcgroup.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroupfs.h"
+#include "util.h"
+
+static const char *const controller_names[CG_COUNT] = {"cpu", "cpuacct", "memory", "pids"};
+
+/* CFS period for the CPU quota: 100 ms, the kernel's default. */
+#define CFS_PERIOD_US 100000
+
+int cgroupfs_own_path(const char *controller, char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return -1;
+    char line[4096];
+    int rc = -1;
+    while (rc < 0 && fgets(line, sizeof(line), f)) {
+        /* "4:memory:/process_api/x" or "2:cpu,cpuacct:/" */
+        char *list = strchr(line, ':');
+        char *path = list ? strchr(list + 1, ':') : NULL;
+        if (!path)
+            continue;
+        *path++ = '\0';
+        path[strcspn(path, "\n")] = '\0';
+        char *save = NULL;
+        for (char *name = strtok_r(list + 1, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+            if (strcmp(name, controller) == 0) {
+                copy_string(buf, len, path);
+                rc = 0;
+            }
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+static char *user_path(const struct cgroupfs *c, enum cg_controller which, uid_t uid)
+{
+    return xasprintf("%s/user-%u", strcmp(c->parent[which], "/") == 0 ? "" : c->parent[which],
+                     (unsigned)uid);
+}
+
+/* libcgroup names cgroups relative to the hierarchy root, without the
+ * leading '/'. */
+static struct cgroup *new_cgroup(const char *path, enum cg_controller which,
+                                 struct cgroup_controller **ctrl)
+{
+    struct cgroup *cg = cgroup_new_cgroup(path[0] == '/' ? path + 1 : path);
+    if (!cg)
+        return NULL;
+    *ctrl = cgroup_add_controller(cg, controller_names[which]);
+    if (!*ctrl) {
+        cgroup_free(&cg);
+        return NULL;
+    }
+    return cg;
+}
+
+static void say_error(char *err, size_t err_len, const char *what, const char *path, int rc)
+{
+    snprintf(err, err_len, "%s %s: %s", what, path,
+             rc == ECGOTHER ? strerror(cgroup_get_last_errno()) : cgroup_strerror(rc));
+}
+
+int cgroupfs_open(struct cgroupfs *c, const char *cgroup_parent, char *err, size_t err_len)
+{
+    memset(c, 0, sizeof(*c));
+    int rc = cgroup_init();
+    if (rc != 0) {
+        snprintf(err, err_len, "libcgroup: %s", cgroup_strerror(rc));
+        return -1;
+    }
+    int found = 0;
+    for (int i = 0; i < CG_COUNT; i++) {
+        char *mount = NULL;
+        char own[4096];
+        if (cgroup_get_subsys_mount_point(controller_names[i], &mount) != 0 ||
+            cgroupfs_own_path(controller_names[i], own, sizeof(own)) < 0) {
+            free(mount);
+            continue;
+        }
+        c->mount[i] = mount;
+        if (cgroup_parent[0] == '/')
+            c->parent[i] = xstrdup(cgroup_parent);
+        else
+            c->parent[i] = xasprintf("%s/%s", strcmp(own, "/") == 0 ? "" : own, cgroup_parent);
+        /* The parent itself, made without limits: they go on the users. */
+        struct cgroup_controller *ctrl;
+        struct cgroup *cg = new_cgroup(c->parent[i], (enum cg_controller)i, &ctrl);
+        rc = cg ? cgroup_create_cgroup(cg, 0) : ECGFAIL;
+        cgroup_free(&cg);
+        if (rc != 0) {
+            say_error(err, err_len, "cannot create", c->parent[i], rc);
+            cgroupfs_close(c);
+            return -1;
+        }
+        found++;
+    }
+    if (found == 0 || !c->mount[CG_CPUACCT]) {
+        snprintf(err, err_len, "no cgroup v1 cpuacct hierarchy: the cgroupfs backend needs "
+                               "cpu, cpuacct, memory and pids mounted");
+        cgroupfs_close(c);
+        return -1;
+    }
+    return 0;
+}
+
+void cgroupfs_close(struct cgroupfs *c)
+{
+    for (int i = 0; i < CG_COUNT; i++) {
+        free(c->parent[i]);
+        free(c->mount[i]);
+    }
+    memset(c, 0, sizeof(*c));
+}
+
+/* The knobs for one controller's share of the limits. */
+static int add_limits(struct cgroup_controller *ctrl, enum cg_controller which,
+                      const struct limits *l)
+{
+    switch (which) {
+    case CG_CPU:
+        if (cgroup_add_value_int64(ctrl, "cpu.cfs_period_us", CFS_PERIOD_US) != 0)
+            return -1;
+        return cgroup_add_value_int64(ctrl, "cpu.cfs_quota_us",
+                                      l->cpu > 0 ? (int64_t)(l->cpu * CFS_PERIOD_US) : -1);
+    case CG_MEMORY:
+        return cgroup_add_value_int64(ctrl, "memory.limit_in_bytes",
+                                      l->memory ? (int64_t)l->memory : -1);
+    case CG_PIDS:
+        if (l->tasks == 0)
+            return cgroup_add_value_string(ctrl, "pids.max", "max");
+        return cgroup_add_value_uint64(ctrl, "pids.max", l->tasks);
+    default:
+        return 0; /* cpuacct only counts */
+    }
+}
+
+int cgroupfs_apply(struct cgroupfs *c, uid_t uid, const struct limits *l, char *err,
+                   size_t err_len)
+{
+    int failed = 0;
+    for (int i = 0; i < CG_COUNT; i++) {
+        if (!c->mount[i])
+            continue;
+        char *path = user_path(c, (enum cg_controller)i, uid);
+        struct cgroup_controller *ctrl;
+        struct cgroup *cg = new_cgroup(path, (enum cg_controller)i, &ctrl);
+        int rc = ECGFAIL;
+        if (cg && add_limits(ctrl, (enum cg_controller)i, l) == 0)
+            rc = cgroup_create_cgroup(cg, 0); /* writes the values, made or not */
+        if (rc != 0 && !failed) {
+            say_error(err, err_len, "cannot set limits on", path, rc);
+            failed = -1;
+        }
+        cgroup_free(&cg);
+        free(path);
+    }
+    return failed;
+}
+
+int cgroupfs_attach(struct cgroupfs *c, uid_t uid, pid_t pid, char *err, size_t err_len)
+{
+    for (int i = 0; i < CG_COUNT; i++) {
+        if (!c->mount[i])
+            continue;
+        char *path = user_path(c, (enum cg_controller)i, uid);
+        struct cgroup_controller *ctrl;
+        struct cgroup *cg = new_cgroup(path, (enum cg_controller)i, &ctrl);
+        int rc = cg ? cgroup_attach_task_pid(cg, pid) : ECGFAIL;
+        cgroup_free(&cg);
+        if (rc != 0) {
+            say_error(err, err_len, "cannot move a process into", path, rc);
+            free(path);
+            return -1;
+        }
+        free(path);
+    }
+    return 0;
+}
+
+static bool has_processes(const struct cgroupfs *c, enum cg_controller which, uid_t uid)
+{
+    char *path = user_path(c, which, uid);
+    char *procs = xasprintf("%s%s/cgroup.procs", c->mount[which], path);
+    free(path);
+    FILE *f = fopen(procs, "re");
+    free(procs);
+    if (!f)
+        return false;
+    int ch = fgetc(f);
+    fclose(f);
+    return ch != EOF;
+}
+
+int cgroupfs_remove_if_empty(struct cgroupfs *c, uid_t uid)
+{
+    if (has_processes(c, CG_CPUACCT, uid))
+        return 0;
+    for (int i = 0; i < CG_COUNT; i++) {
+        if (!c->mount[i])
+            continue;
+        char *path = user_path(c, (enum cg_controller)i, uid);
+        struct cgroup_controller *ctrl;
+        struct cgroup *cg = new_cgroup(path, (enum cg_controller)i, &ctrl);
+        /* A process that arrived since the check goes to the parent. */
+        if (cg)
+            cgroup_delete_cgroup(cg, 1);
+        cgroup_free(&cg);
+        free(path);
+    }
+    return 1;
+}
+
+char *cgroupfs_dir(const struct cgroupfs *c, enum cg_controller which)
+{
+    if (!c->mount[which])
+        return NULL;
+    return xasprintf("%s%s", c->mount[which], strcmp(c->parent[which], "/") == 0 ? "" : c->parent[which]);
+}

@@ -1,0 +1,46 @@
+/* The cgroupfs backend: loginguard's own per-user cgroups, user-UID,
+ * below [daemon] cgroup_parent, made and changed through libcgroup.
+ *
+ * On cgroup v1 each controller is its own tree and a process may sit at
+ * a different path in each, so the parent is resolved per controller: a
+ * relative cgroup_parent is taken below the daemon's own cgroup in that
+ * controller (a daemon in a container or a slice, and the tests, stay in
+ * their own subtree); an absolute one from the root of each hierarchy. */
+#ifndef LOGINGUARD_CGROUPFS_H
+#define LOGINGUARD_CGROUPFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "limits.h"
+
+enum cg_controller { CG_CPU, CG_CPUACCT, CG_MEMORY, CG_PIDS, CG_COUNT };
+
+struct cgroupfs {
+    /* Per controller: the parent's path inside its hierarchy ("/a/b"),
+     * and the hierarchy's mount point; NULL where the controller is not
+     * mounted (then its limits are not applied, and said so once). */
+    char *parent[CG_COUNT];
+    char *mount[CG_COUNT];
+};
+
+int cgroupfs_open(struct cgroupfs *c, const char *cgroup_parent, char *err, size_t err_len);
+void cgroupfs_close(struct cgroupfs *c);
+
+/* Make user-UID in every controller (if missing) and set limits on it. */
+int cgroupfs_apply(struct cgroupfs *c, uid_t uid, const struct limits *l, char *err,
+                   size_t err_len);
+/* Move a process into its user's cgroup in every controller. */
+int cgroupfs_attach(struct cgroupfs *c, uid_t uid, pid_t pid, char *err, size_t err_len);
+/* Remove user-UID everywhere if no process is left in it; 1 if removed. */
+int cgroupfs_remove_if_empty(struct cgroupfs *c, uid_t uid);
+
+/* Directories of the per-user cgroups, for the sampler's counters:
+ * "<mount><parent>" for cpuacct, memory and pids (NULL where absent). */
+char *cgroupfs_dir(const struct cgroupfs *c, enum cg_controller which);
+
+/* The daemon's own cgroup path in a v1 controller, from /proc/self/cgroup. */
+int cgroupfs_own_path(const char *controller, char *buf, size_t len);
+
+#endif

@@ -43,6 +43,7 @@ static const struct key keys[] = {
     {"daemon", "rules_dirs", T_LIST, P(rules_dirs), 0},
     {"daemon", "backend", T_BACKEND, P(backend), 0},
     {"daemon", "cgroup_parent", T_STRING, P(cgroup_parent), 0},
+    {"daemon", "stop_grace", T_DURATION, P(stop_grace), 0},
     {"share", "cpu", T_CORES, P(share_cpu), 0},
     {"share", "memory", T_SIZE, P(share_memory), 0},
     {"share", "tasks", T_COUNT, P(share_tasks), 0},
@@ -50,6 +51,7 @@ static const struct key keys[] = {
     {"violation", "memory", T_SIZE, P(violation_memory), 0},
     {"violation", "window", T_DURATION, P(window), 0},
     {"violation", "decay", T_DURATION, P(decay), 0},
+    {"violation", "memory_pressure", T_COUNT, P(memory_pressure), 0},
     {"classes", "compute_cpu", T_CORES, P(compute_cpu), 0},
     {"classes", "compute_grace", T_DURATION, P(compute_grace), 0},
     {"exempt", "users", T_LIST, P(exempt_users), 0},
@@ -357,6 +359,8 @@ int config_validate(struct policy *p, const char *path, struct errors *errs)
         errors_add(errs, path, 0, "scan_interval must not be shorter than sample_interval");
     if (p->window < p->sample_interval)
         errors_add(errs, path, 0, "[violation] window must not be shorter than sample_interval");
+    if (p->memory_pressure > 100)
+        errors_add(errs, path, 0, "[violation] memory_pressure is a percentage: 0 (off) to 100");
     if (p->violation_cpu <= 0 && p->violation_memory == 0)
         errors_add(errs, path, 0, "[violation] needs cpu or memory above 0, or nothing is ever a "
                    "violation");

@@ -19,8 +19,10 @@ static int sd_notify(int unset, const char *state)
 }
 #endif
 
+#include "actions.h"
 #include "configfile.h"
 #include "daemon.h"
+#include "state.h"
 #include "util.h"
 
 volatile sig_atomic_t stop_requested;
@@ -81,11 +83,68 @@ static void log_event(struct daemon *d, const char *name, const char *message)
                     event_daemon(name, message, &d->policy, d->events.host, now_realtime_usec()));
 }
 
-static void warn_enforce(struct daemon *d)
+/* Enforce mode needs its backend; without it the daemon does not start
+ * (and a reload to enforce keeps observing), saying why. */
+static int start_enforcing(struct daemon *d)
 {
-    if (d->policy.mode == MODE_ENFORCE)
-        say(d, LOG_WARNING,
-            "mode = enforce: this version only observes; decisions are logged, not applied");
+    if (d->enforcing || d->policy.mode != MODE_ENFORCE)
+        return 0;
+    char err[512];
+    if (enforcer_open(&d->enforcer, &d->policy, err, sizeof(err)) < 0) {
+        char msg[700];
+        snprintf(msg, sizeof(msg), "enforce mode: %s", err);
+        say(d, LOG_ERR, msg);
+        log_event(d, "enforce_error", msg);
+        return -1;
+    }
+    d->enforcing = true;
+    return 0;
+}
+
+static void stop_enforcing(struct daemon *d)
+{
+    if (d->enforcing)
+        enforcer_close(&d->enforcer, d->opt.release_on_exit);
+    d->enforcing = false;
+}
+
+static void restore_state(struct daemon *d)
+{
+    char moved[512] = "", err[512] = "";
+    /* /var/lib/loginguard after an install that did not make it. */
+    mkdir(d->policy.state_dir, 0700);
+    switch (state_load(d->policy.state_dir, &d->engine, now_realtime_usec(), moved, sizeof(moved),
+                       err, sizeof(err))) {
+    case STATE_MOVED_ASIDE: {
+        char msg[700];
+        snprintf(msg, sizeof(msg), "the state file did not parse; moved to %s, starting clean",
+                 moved);
+        log_event(d, "state_error", msg);
+        break;
+    }
+    case STATE_ERROR:
+        log_event(d, "state_error", err);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Per-user counters: the cgroupfs backend's own cgroups when it enforces,
+ * else whatever per-user cgroups the host has, else /proc. */
+static int start_sampler(struct daemon *d)
+{
+    if (d->enforcing && d->enforcer.backend == BACKEND_CGROUPFS) {
+        char *cpu = cgroupfs_dir(&d->enforcer.cgroupfs, CG_CPUACCT);
+        char *mem = cgroupfs_dir(&d->enforcer.cgroupfs, CG_MEMORY);
+        char *pids = cgroupfs_dir(&d->enforcer.cgroupfs, CG_PIDS);
+        int rc = sampler_init(&d->sampler, "/proc", 1, cpu, mem, pids);
+        free(cpu);
+        free(mem);
+        free(pids);
+        return rc;
+    }
+    return sampler_init(&d->sampler, "/proc", 0, NULL, NULL, NULL);
 }
 
 /* The policy is loaded (before detaching, so that errors reach the
@@ -93,20 +152,27 @@ static void warn_enforce(struct daemon *d)
 int daemon_start(struct daemon *d)
 {
     d->started = true;
-    if (sampler_init(&d->sampler, "/proc", 0, NULL, NULL, NULL) < 0) {
-        say(d, LOG_ERR, "cannot read /proc");
-        policy_free(&d->policy);
-        return -1;
-    }
     if (!d->events.host[0])
         gethostname(d->events.host, sizeof(d->events.host) - 1);
     open_event_log(d, d->policy.event_log);
+    if (start_enforcing(d) < 0 || start_sampler(d) < 0) {
+        if (!d->enforcing)
+            say(d, LOG_ERR, "cannot start: see the errors above");
+        else
+            say(d, LOG_ERR, "cannot read /proc");
+        stop_enforcing(d);
+        policy_free(&d->policy);
+        event_log_close(&d->events);
+        return -1;
+    }
+    restore_state(d);
     char msg[256];
-    snprintf(msg, sizeof(msg), "%s mode, %zu rules, %zu levels, %s sampling", mode_name(d->policy.mode),
-             d->policy.rules.count, d->policy.level_count,
-             d->sampler.use_counters ? "per-user cgroup" : "/proc");
+    snprintf(msg, sizeof(msg), "%s mode, %zu rules, %zu levels, %s sampling%s%s",
+             mode_name(d->policy.mode), d->policy.rules.count, d->policy.level_count,
+             d->sampler.use_counters ? "per-user cgroup" : "/proc",
+             d->enforcing ? ", backend " : "",
+             d->enforcing ? backend_name(d->enforcer.backend) : "");
     log_event(d, "daemon_started", msg);
-    warn_enforce(d);
     d->next_sample = d->next_sweep = now_boottime_usec();
     sd_notify(0, "READY=1");
     return 0;
@@ -123,17 +189,25 @@ void daemon_reload(struct daemon *d)
         policy_free(&d->policy);
         d->policy = fresh;
         log_event(d, "config_reloaded", NULL);
-        warn_enforce(d);
+        /* A change of mode takes effect now; a failure to enforce keeps
+         * observing (the error is an event). */
+        if (d->policy.mode == MODE_ENFORCE)
+            start_enforcing(d);
+        else
+            stop_enforcing(d);
     }
     /* SIGHUP is also logrotate's signal: always reopen the event log. */
     open_event_log(d, d->policy.event_log);
     sd_notify(0, "READY=1");
 }
 
-/* One sample, one engine step, an event for every decision. */
+/* One sample, one engine step, an event for every decision; in enforce
+ * mode the decisions are carried out. */
 void daemon_tick(struct daemon *d)
 {
     uint64_t now = now_boottime_usec();
+    if (d->next_stop && now >= d->next_stop)
+        d->next_stop = reap_stops(d);
     if (now >= d->next_sweep) {
         sampler_sweep(&d->sampler, &d->policy);
         d->next_sweep = now + d->policy.scan_interval;
@@ -147,8 +221,21 @@ void daemon_tick(struct daemon *d)
         const struct decision *x = &d->decisions.items[i];
         const struct user_info *u = users_lookup(&d->sampler.users, &d->policy, x->uid);
         event_log_write(&d->events, event_from_decision(&d->policy, x, &d->snap, u->name,
-                                                        d->events.host, d->snap.now));
+                                                        d->events.host, d->snap.now,
+                                                        d->enforcing));
+        if (d->enforcing)
+            act_on_decision(d, x);
     }
+    if (d->enforcing) {
+        adopt_new_processes(d);
+        sync_limits(d);
+        d->next_stop = reap_stops(d);
+    } else {
+        const struct new_proc *unused;
+        sampler_take_new(&d->sampler, &unused);
+    }
+    if (d->decisions.count > 0)
+        save_state(d);
     /* Keep the rhythm, but never try to catch up on missed samples. */
     d->next_sample += d->policy.sample_interval;
     if (d->next_sample <= now)
@@ -159,6 +246,8 @@ static int wait_timeout_ms(const struct daemon *d)
 {
     uint64_t now = now_boottime_usec();
     uint64_t next = d->next_sample < d->next_sweep ? d->next_sample : d->next_sweep;
+    if (d->next_stop && d->next_stop < next)
+        next = d->next_stop;
     return next > now ? (int)((next - now + 999) / 1000) : 0;
 }
 
@@ -192,6 +281,8 @@ void daemon_finish(struct daemon *d)
 {
     sd_notify(0, "STOPPING=1");
     log_event(d, "daemon_stopped", NULL);
+    save_state(d);
+    stop_enforcing(d);
     event_log_close(&d->events);
     decisions_free(&d->decisions);
     snapshot_free(&d->snap);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "enforcer.h"
 #include "engine.h"
 #include "events.h"
 #include "policy.h"
@@ -18,6 +19,7 @@ struct options {
     bool foreground;       /* stay attached, print events to the terminal */
     bool force_observe;
     bool check_only;
+    bool release_on_exit;  /* lift every limit when stopping */
 };
 
 struct daemon {
@@ -29,8 +31,11 @@ struct daemon {
     struct snapshot snap;
     struct decisions decisions;
     struct event_log events;
+    struct enforcer enforcer;
+    bool enforcing;        /* enforce mode with its backend open */
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;
+    uint64_t next_stop;    /* a SIGKILL deadline, 0 = none */
 };
 
 /* Set by signal handlers, acted on by the main loop. */

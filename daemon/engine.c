@@ -131,13 +131,17 @@ static void raise_level(const struct policy *p, struct user_state *us,
                   u->cpu > p->violation_cpu;
     bool by_mem = us->mem_over_since && now - us->mem_over_since >= p->window &&
                   u->memory > p->violation_memory;
-    if (!by_cpu && !by_mem)
+    /* When the node itself runs short of memory, nobody waits a window. */
+    bool pressed = p->memory_pressure > 0 && p->violation_memory > 0 &&
+                   snap->memory_pressure >= (double)p->memory_pressure &&
+                   u->memory > p->violation_memory;
+    if (!by_cpu && !by_mem && !pressed)
         return;
 
     struct decision *d = add_decision(out, DECISION_VIOLATION, us->uid);
-    d->reason = by_cpu ? "cpu" : "memory";
-    uint64_t run_start = by_cpu ? us->cpu_over_since : us->mem_over_since;
-    d->window = now - run_start;
+    d->reason = by_cpu ? "cpu" : by_mem ? "memory" : "memory_pressure";
+    uint64_t run_start = by_cpu ? us->cpu_over_since : by_mem ? us->mem_over_since : 0;
+    d->window = run_start ? now - run_start : snap->interval;
     d->cpu = us->cpu_over_since ? us->cpu_over_sum / (double)(now - us->cpu_over_since) : u->cpu;
     d->memory = u->memory;
     d->level_before = us->level;

@@ -14,9 +14,9 @@
 
 #define TOP_PROCS 5
 
-/* Where a user stands.  level, since, until, last_violation, violations
- * and exempt_until are what a restart must keep; the rest is the window
- * being watched now. */
+/* Where a user stands.  level, since, until, quiet_since, last_violation,
+ * violations and exempt_until are what a restart must keep (state.c);
+ * the rest is the window being watched now. */
 struct user_state {
     uid_t uid;
     int level;                /* rung of the ladder, 0 = none */

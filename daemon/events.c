@@ -142,7 +142,7 @@ static json_t *json_level(const struct policy *p, int level)
 
 json_t *event_from_decision(const struct policy *p, const struct decision *d,
                             const struct snapshot *snap, const char *user_name,
-                            const char *host, uint64_t now)
+                            const char *host, uint64_t now, bool applied)
 {
     json_t *e = json_object();
     json_object_set_new(e, "time", json_time(now));
@@ -169,10 +169,29 @@ json_t *event_from_decision(const struct policy *p, const struct decision *d,
     if (d->until)
         json_object_set_new(e, "until", json_time(d->until));
     json_object_set_new(e, "action", json_string(action_of(p, d)));
-    /* Nothing is applied yet in any mode: enforcement is a later stage. */
-    json_object_set_new(e, "applied", json_false());
+    /* Whether the action is carried out (enforce) or only shown (observe). */
+    json_object_set_new(e, "applied", json_boolean(applied));
     json_object_set_new(e, "mode", json_string(mode_name(p->mode)));
     return e;
+}
+
+json_t *event_action(const char *name, uid_t uid, const char *user_name, const char *mode,
+                     const char *host, uint64_t now)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "time", json_time(now));
+    json_object_set_new(e, "host", json_text(host));
+    json_object_set_new(e, "event", json_string(name));
+    json_object_set_new(e, "user", user_name && *user_name ? json_text(user_name) : json_null());
+    json_object_set_new(e, "uid", json_integer(uid));
+    json_object_set_new(e, "mode", json_string(mode));
+    return e;
+}
+
+json_t *json_from_limits(double cpu, uint64_t memory, uint64_t tasks)
+{
+    return json_pack("{s:f, s:I, s:I}", "cpu_cores", cpu, "memory_bytes", (json_int_t)memory,
+                     "tasks", (json_int_t)tasks);
 }
 
 json_t *event_daemon(const char *name, const char *message, const struct policy *p,

@@ -6,6 +6,13 @@
  *   level_decayed      a quiet period lowered the level by one
  *   forbidden_process  a forbidden program was seen
  *   compute_process    a compute program ran above its threshold past its grace
+ *   limits_set         a user's cgroup got new limits (enforce mode)
+ *   limits_error       the backend refused them
+ *   process_stopping   SIGTERM sent to a process (enforce mode)
+ *   process_exited     it exited within its grace
+ *   process_killed     SIGKILL after the grace
+ *   stop_skipped       the pid no longer held the process judged: nothing sent
+ *   state_error        the state file could not be read or written
  *   daemon_started, daemon_stopped, config_reloaded, config_error */
 #ifndef LOGINGUARD_EVENTS_H
 #define LOGINGUARD_EVENTS_H
@@ -33,7 +40,13 @@ void event_log_close(struct event_log *log);
 /* The event for one engine decision; name_of gives user names. */
 json_t *event_from_decision(const struct policy *p, const struct decision *d,
                             const struct snapshot *snap, const char *user_name,
-                            const char *host, uint64_t now);
+                            const char *host, uint64_t now, bool applied);
+/* An action taken for a user (limits set, a process stopped, ...): time,
+ * host, event, user, uid, mode; the caller adds what is particular. */
+json_t *event_action(const char *name, uid_t uid, const char *user_name, const char *mode,
+                     const char *host, uint64_t now);
+json_t *json_from_limits(double cpu, uint64_t memory, uint64_t tasks);
+
 /* A daemon event (started, reloaded, ...) with an optional message. */
 json_t *event_daemon(const char *name, const char *message, const struct policy *p,
                      const char *host, uint64_t now);

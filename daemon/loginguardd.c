@@ -23,6 +23,8 @@ static void usage(FILE *out)
             "                       drop-ins from conf.d/ and rules from rules.d/ beside it\n"
             "  -f, --foreground     stay in the foreground and print events to the terminal\n"
             "  -o, --observe        observe mode whatever the config says\n"
+            "  -r, --release-on-exit  lift every limit when stopping (default: limits\n"
+            "                       and state stay, so a restart changes nothing)\n"
             "  -n, --check-config   check the config and rules, print errors, exit 0 or 1\n"
             "  -V, --version        print the version\n"
             "  -h, --help           this text\n\n"
@@ -61,12 +63,13 @@ static int parse_options(int argc, char **argv, struct options *opt)
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'}, {"foreground", no_argument, NULL, 'f'},
         {"observe", no_argument, NULL, 'o'},      {"check-config", no_argument, NULL, 'n'},
+        {"release-on-exit", no_argument, NULL, 'r'},
         {"version", no_argument, NULL, 'V'},      {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     opt->config_path = DEFAULT_CONFIG;
     int c;
-    while ((c = getopt_long(argc, argv, "c:fonVh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:fornVh", longopts, NULL)) != -1) {
         switch (c) {
         case 'c':
             opt->config_path = optarg;
@@ -80,6 +83,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
             break;
         case 'n':
             opt->check_only = true;
+            break;
+        case 'r':
+            opt->release_on_exit = true;
             break;
         case 'V':
             printf("loginguardd %s\n", PACKAGE_VERSION);

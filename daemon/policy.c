@@ -24,6 +24,7 @@ void policy_init_defaults(struct policy *p)
      * the config file first, then the shipped one. */
     p->backend = BACKEND_AUTO;
     p->cgroup_parent = xstrdup("loginguard");
+    p->stop_grace = 10 * USEC_PER_SEC;
 
     p->share_cpu = 4;
     p->share_memory = 16ULL << 30;
@@ -33,6 +34,7 @@ void policy_init_defaults(struct policy *p)
     p->violation_memory = 8ULL << 30;
     p->window = 5 * 60 * USEC_PER_SEC;
     p->decay = 60 * 60 * USEC_PER_SEC;
+    p->memory_pressure = 20;
 
     p->compute_cpu = 0.5;
     p->compute_grace = 60 * USEC_PER_SEC;

@@ -44,6 +44,7 @@ struct policy {
     struct name_list rules_dirs; /* site first, then shipped */
     enum backend backend;
     char *cgroup_parent;
+    uint64_t stop_grace;        /* usec between SIGTERM and SIGKILL */
 
     /* [share]: every user's standing ceiling */
     double share_cpu;
@@ -55,6 +56,7 @@ struct policy {
     uint64_t violation_memory;
     uint64_t window;            /* usec */
     uint64_t decay;             /* usec of quiet that lowers the level by one */
+    uint64_t memory_pressure;   /* percent (PSI some avg10) that makes memory act at once; 0 = off */
 
     /* [classes]: defaults for rules of class compute */
     double compute_cpu;

@@ -317,6 +317,13 @@ static int refresh(struct sampler *s, const struct policy *p, struct tracked_pro
     return 0;
 }
 
+static void remember_new(struct sampler *s, const struct tracked_proc *t)
+{
+    s->new_procs = grow_array(s->new_procs, s->new_count, &s->new_capacity,
+                              sizeof(*s->new_procs));
+    s->new_procs[s->new_count++] = (struct new_proc){t->pid, t->uid, t->class};
+}
+
 /* First sight of a pid.  Returns the new entry or NULL (already gone). */
 static struct tracked_proc *discover(struct sampler *s, const struct policy *p, pid_t pid,
                                      uint64_t now, uint64_t interval)
@@ -352,6 +359,7 @@ static struct tracked_proc *discover(struct sampler *s, const struct policy *p, 
         update_usage(s, t, &st, now, interval, true);
         read_identity(p, t, dirfd);
         hold_descriptor(s, t);
+        remember_new(s, t);
     }
     close(dirfd);
     insert(s, t);
@@ -578,6 +586,22 @@ static void sample_counters(struct sampler *s, const struct policy *p, struct sn
     }
 }
 
+double sampler_memory_pressure(const char *path)
+{
+    char buf[256];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -1;
+    ssize_t n = procfs_pread(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    /* "some avg10=1.23 avg60=0.50 avg300=0.10 total=12345" */
+    const char *at = strncmp(buf, "some ", 5) == 0 ? strstr(buf, "avg10=") : NULL;
+    return at ? strtod(at + 6, NULL) : -1;
+}
+
 void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *snap)
 {
     uint64_t now = now_boottime_usec();
@@ -592,6 +616,7 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
     snapshot_clear(snap);
     snap->now = now_realtime_usec();
     snap->interval = interval;
+    snap->memory_pressure = sampler_memory_pressure(s->pressure_path);
     struct uid_index ix = {0};
     if (s->use_counters)
         sample_counters(s, p, snap, now, interval, &ix);
@@ -650,6 +675,50 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
     prune(s, sweep_generation);
 }
 
+size_t sampler_take_new(struct sampler *s, const struct new_proc **procs)
+{
+    size_t n = s->new_count;
+    *procs = s->new_procs;
+    s->new_count = 0;
+    return n;
+}
+
+static bool in_tree(const struct stop_target *tree, size_t n, pid_t pid)
+{
+    for (size_t i = 0; i < n; i++)
+        if (tree[i].pid == pid)
+            return true;
+    return false;
+}
+
+size_t sampler_process_tree(const struct sampler *s, pid_t pid, uid_t uid,
+                            struct stop_target **out)
+{
+    size_t n = 0, capacity = 0;
+    *out = NULL;
+    /* Grow the tree until a pass over the table adds nothing: a process
+     * joins when its parent is in the tree. */
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (size_t b = 0; b < s->bucket_count; b++) {
+            for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+                if (t->ignored || t->uid != uid || t->class == CLASS_EXEMPT ||
+                    (t->pid != pid && !in_tree(*out, n, t->ppid)) || in_tree(*out, n, t->pid))
+                    continue;
+                *out = grow_array(*out, n, &capacity, sizeof(**out));
+                struct stop_target *x = &(*out)[n++];
+                x->pid = t->pid;
+                x->start_time = t->start_time;
+                x->uid = t->uid;
+                memcpy(x->comm, t->comm, sizeof(x->comm));
+                copy_string(x->exe, sizeof(x->exe), t->exe ? t->exe : "");
+                grew = true;
+            }
+        }
+    }
+    return n;
+}
+
 void sampler_reclassify(struct sampler *s, const struct policy *p)
 {
     users_forget(&s->users);
@@ -677,6 +746,7 @@ int sampler_init(struct sampler *s, const char *proc_root, int counter_version,
 {
     memset(s, 0, sizeof(*s));
     s->proc_root = xstrdup(proc_root);
+    s->pressure_path = xasprintf("%s/pressure/memory", proc_root);
     s->proc_dir = opendir(proc_root);
     if (!s->proc_dir) {
         free(s->proc_root);
@@ -706,10 +776,12 @@ void sampler_free(struct sampler *s)
         }
     }
     free(s->buckets);
+    free(s->new_procs);
     if (s->proc_dir)
         closedir(s->proc_dir);
     counters_close(&s->counters);
     users_forget(&s->users);
     free(s->proc_root);
+    free(s->pressure_path);
     memset(s, 0, sizeof(*s));
 }

@@ -24,6 +24,7 @@
 #include "policy.h"
 #include "procfs.h"
 #include "snapshot.h"
+#include "stopper.h"
 #include "users.h"
 
 struct tracked_proc {
@@ -63,6 +64,7 @@ struct sampler_stats {
 
 struct sampler {
     char *proc_root;
+    char *pressure_path;        /* PROC/pressure/memory */
     DIR *proc_dir;
     int proc_fd;
     struct tracked_proc **buckets;
@@ -74,6 +76,9 @@ struct sampler {
     struct user_counters counters;
     struct user_cache users;
     struct sampler_stats stats;
+    /* New user processes not yet taken by sampler_take_new. */
+    struct new_proc *new_procs;
+    size_t new_count, new_capacity;
 };
 
 /* proc_root is "/proc" except in tests.  counter_version 0 means: use
@@ -86,8 +91,28 @@ void sampler_free(struct sampler *s);
 /* One sample into snap (cleared first). */
 void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *snap);
 
+/* The node's memory pressure from a PSI file: "some" avg10 in percent,
+ * or -1 where the kernel has no PSI. */
+double sampler_memory_pressure(const char *path);
+
 /* The full sweep: re-read every known process's uid, comm, exe and argv. */
 void sampler_sweep(struct sampler *s, const struct policy *p);
+
+/* The process pid of user uid and its descendants of the same user, as
+ * stop targets (never exempt-class processes: a session's sshd, say).
+ * Returns how many; *out is malloc'd. */
+size_t sampler_process_tree(const struct sampler *s, pid_t pid, uid_t uid,
+                            struct stop_target **out);
+
+/* User processes first seen since the last call (for the cgroupfs
+ * backend, which moves them into their user's cgroup).  The array stays
+ * the sampler's. */
+struct new_proc {
+    pid_t pid;
+    uid_t uid;
+    enum proc_class class;
+};
+size_t sampler_take_new(struct sampler *s, const struct new_proc **procs);
 
 /* After a reload: classes come from the new rules, names from NSS anew. */
 void sampler_reclassify(struct sampler *s, const struct policy *p);

@@ -40,6 +40,7 @@ struct user_sample {
 struct snapshot {
     uint64_t now;            /* realtime usec */
     uint64_t interval;       /* usec the rates cover */
+    double memory_pressure;  /* PSI memory "some" avg10, percent; < 0 unknown */
     struct user_sample *users;
     size_t user_count, user_capacity;
     /* Processes of detailed users, plus every process of class compute or

@@ -17,6 +17,7 @@ struct stop_target {
     uint64_t start_time;   /* ticks after boot, from /proc/PID/stat */
     uid_t uid;
     char comm[COMM_LEN];
+    char exe[256];         /* for the events; may be cut short */
 };
 
 /* A process that got SIGTERM and has its grace period to go. */

@@ -69,6 +69,8 @@ static void test_shipped_config_is_the_default(void **state)
     assert_int_equal(shipped.violation_memory, builtin.violation_memory);
     assert_int_equal(shipped.window, builtin.window);
     assert_int_equal(shipped.decay, builtin.decay);
+    assert_int_equal(shipped.memory_pressure, builtin.memory_pressure);
+    assert_int_equal(shipped.stop_grace, builtin.stop_grace);
     assert_true(shipped.compute_cpu == builtin.compute_cpu);
     assert_int_equal(shipped.compute_grace, builtin.compute_grace);
     assert_int_equal(shipped.exempt_users.count, 0);
@@ -187,7 +189,7 @@ static void test_syntax_errors(void **state)
     expect_error("[daemon]\nmdoe = observe\n",
                  ":2: unknown key 'mdoe' in [daemon]; known keys: mode, sample_interval, "
                  "scan_interval, min_uid, admin_group, event_log, state_dir, control_socket, "
-                 "rules_dirs, backend, cgroup_parent");
+                 "rules_dirs, backend, cgroup_parent, stop_grace");
     expect_error("[share]\nwindow = 5m\n", ":2: 'window' belongs in [violation], not [share]");
     expect_error("[daemon]\nduration = 5m\n", ":2: 'duration' belongs in [level N], not [daemon]");
 }

@@ -43,7 +43,7 @@ static void test_violation_event(void **state)
                          .level_after = 2, .reason = "cpu", .cpu = 2.5, .memory = 3ULL << 30,
                          .window = 300 * USEC_PER_SEC, .until = snap.now + 1800 * USEC_PER_SEC,
                          .proc_count = 1};
-    json_t *e = event_from_decision(&p, &d, &snap, "alice", "login1", snap.now);
+    json_t *e = event_from_decision(&p, &d, &snap, "alice", "login1", snap.now, false);
     char *text = json_dumps(e, JSON_COMPACT);
     json_error_t err;
     json_t *back = json_loads(text, 0, &err);

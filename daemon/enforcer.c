@@ -1,0 +1,99 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "enforcer.h"
+#include "util.h"
+
+int enforcer_open(struct enforcer *e, const struct policy *p, char *err, size_t err_len)
+{
+    memset(e, 0, sizeof(*e));
+    e->backend = p->backend;
+    if (e->backend == BACKEND_AUTO)
+        e->backend = systemd_backend_available() ? BACKEND_SYSTEMD : BACKEND_CGROUPFS;
+    if (e->backend == BACKEND_SYSTEMD)
+        return systemd_backend_open(&e->systemd, err, err_len);
+    return cgroupfs_open(&e->cgroupfs, p->cgroup_parent, err, err_len);
+}
+
+static struct applied_limits *find_applied(struct enforcer *e, uid_t uid)
+{
+    for (size_t i = 0; i < e->count; i++)
+        if (e->applied[i].uid == uid)
+            return &e->applied[i];
+    return NULL;
+}
+
+static int backend_apply(struct enforcer *e, uid_t uid, const struct limits *l, char *err,
+                         size_t err_len)
+{
+    if (e->backend == BACKEND_SYSTEMD)
+        return systemd_backend_apply(&e->systemd, uid, l, err, err_len);
+    return cgroupfs_apply(&e->cgroupfs, uid, l, err, err_len);
+}
+
+int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l, char *err,
+                        size_t err_len)
+{
+    struct applied_limits *a = find_applied(e, uid);
+    if (a && limits_equal(&a->limits, l))
+        return 0;
+    if (backend_apply(e, uid, l, err, err_len) < 0)
+        return -1;
+    if (!a) {
+        e->applied = grow_array(e->applied, e->count, &e->capacity, sizeof(*e->applied));
+        a = &e->applied[e->count++];
+        a->uid = uid;
+    }
+    a->limits = *l;
+    return 1;
+}
+
+int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, const struct limits *l, char *err,
+                   size_t err_len)
+{
+    if (e->backend != BACKEND_CGROUPFS)
+        return 0;
+    if (enforcer_set_limits(e, uid, l, err, err_len) < 0)
+        return -1;
+    return cgroupfs_attach(&e->cgroupfs, uid, pid, err, err_len);
+}
+
+/* The stricter of two limits, 0 being none. */
+static double tighter_cpu(double a, double b)
+{
+    return a <= 0 ? b : b <= 0 ? a : (a < b ? a : b);
+}
+
+static uint64_t tighter(uint64_t a, uint64_t b)
+{
+    return a == 0 ? b : b == 0 ? a : (a < b ? a : b);
+}
+
+struct limits enforcer_wanted(const struct policy *p, const struct user_state *us, uint64_t now)
+{
+    struct limits l = {p->share_cpu, p->share_memory, p->share_tasks};
+    if (us && us->level > 0 && us->until > now && (size_t)us->level <= p->level_count) {
+        const struct level *lv = &p->levels[us->level - 1];
+        l.cpu = tighter_cpu(l.cpu, lv->cpu);
+        l.memory = tighter(l.memory, lv->memory);
+    }
+    return l;
+}
+
+void enforcer_close(struct enforcer *e, bool release)
+{
+    char err[512];
+    static const struct limits none = {0, 0, 0};
+    for (size_t i = 0; release && i < e->count; i++)
+        backend_apply(e, e->applied[i].uid, &none, err, sizeof(err));
+    stopper_free(&e->stopper);
+    if (e->backend == BACKEND_SYSTEMD)
+        systemd_backend_close(&e->systemd);
+    else
+        cgroupfs_close(&e->cgroupfs);
+    free(e->applied);
+    memset(e, 0, sizeof(*e));
+}

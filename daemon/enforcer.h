@@ -1,0 +1,50 @@
+/* What enforce mode does with the engine's decisions: limits on users'
+ * cgroups through a backend (systemd or cgroupfs), processes stopped
+ * through the stopper, stray processes moved into their user's cgroup
+ * (cgroupfs).  In observe mode none of this exists: nothing is opened,
+ * written or signalled. */
+#ifndef LOGINGUARD_ENFORCER_H
+#define LOGINGUARD_ENFORCER_H
+
+#include <stdbool.h>
+
+#include "cgroupfs.h"
+#include "engine.h"
+#include "limits.h"
+#include "policy.h"
+#include "stopper.h"
+#include "systemd_backend.h"
+
+struct applied_limits {
+    uid_t uid;
+    struct limits limits;
+};
+
+struct enforcer {
+    enum backend backend;   /* SYSTEMD or CGROUPFS once open */
+    struct cgroupfs cgroupfs;
+    struct systemd_backend systemd;
+    struct applied_limits *applied;
+    size_t count, capacity;
+    struct stopper stopper;
+};
+
+int enforcer_open(struct enforcer *e, const struct policy *p, char *err, size_t err_len);
+/* With release, every user's limits are lifted first (--release-on-exit). */
+void enforcer_close(struct enforcer *e, bool release);
+
+/* The limits a user should have now: the standing share, tightened by
+ * the level's limits while they last. */
+struct limits enforcer_wanted(const struct policy *p, const struct user_state *us, uint64_t now);
+
+/* Apply l to uid unless it already has it.  Returns 1 when something was
+ * written, 0 when nothing had to be, -1 on error (err filled). */
+int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l, char *err,
+                        size_t err_len);
+
+/* cgroupfs: move a process into its user's cgroup (made if needed, with
+ * the limits `l`).  A no-op with the systemd backend. */
+int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, const struct limits *l, char *err,
+                   size_t err_len);
+
+#endif

@@ -1,0 +1,71 @@
+/* The systemd backend: where systemd is PID 1 with logind on cgroup v2,
+ * every user already has a cgroup, user-UID.slice, that logind made and
+ * systemd owns.  Writing its cgroup files behind systemd's back would be
+ * undone at the next daemon-reload, so limits go through systemd itself:
+ * SetUnitProperties on org.freedesktop.systemd1.Manager, as runtime
+ * properties (kept in /run, gone at reboot, like loginguard's own state).
+ *
+ * One call always sets all four properties, CPUQuotaPerSecUSec,
+ * MemoryHigh, MemoryMax and TasksMax: a call with the standing share, or
+ * with no limits at all (every value "infinity"), undoes an earlier one.
+ *
+ * Include config.h first: without HAVE_SYSTEMD (built without libsystemd)
+ * the same functions exist, systemd_backend_available() is false and
+ * open/apply fail with "built without libsystemd". */
+#ifndef LOGINGUARD_SYSTEMD_BACKEND_H
+#define LOGINGUARD_SYSTEMD_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef HAVE_SYSTEMD
+#include <systemd/sd-bus.h>
+#else
+typedef struct sd_bus sd_bus;
+typedef struct sd_bus_message sd_bus_message;
+#endif
+
+#include "limits.h"
+
+struct systemd_backend {
+    sd_bus *bus;   /* the system bus; NULL when closed */
+};
+
+/* True when systemd runs this machine (sd_booted()) and /sys/fs/cgroup is
+ * cgroup v2 with user.slice in it: the only layout this backend limits. */
+bool systemd_backend_available(void);
+
+/* The cgroup half of that test, on any root (for the tests): cgroup_root
+ * has cgroup.controllers (the unified hierarchy) and a user.slice
+ * directory. */
+bool systemd_user_slice_unified(const char *cgroup_root);
+
+/* Connect to the system bus (sd_bus_open_system).  Returns 0, or -1 with
+ * err filled.  sd-bus connections do not survive fork(): open after
+ * daemonizing. */
+int systemd_backend_open(struct systemd_backend *b, char *err, size_t err_len);
+
+/* Flush and drop the connection; safe on a closed or failed backend. */
+void systemd_backend_close(struct systemd_backend *b);
+
+/* Put limits l on user-UID.slice (a zero field: no limit).  Blocks until
+ * systemd answers or a timeout of a few seconds.  Returns 0, or -1 with
+ * err filled, including the D-Bus error name and message systemd gave. */
+int systemd_backend_apply(struct systemd_backend *b, uid_t uid, const struct limits *l,
+                          char *err, size_t err_len);
+
+/* The SetUnitProperties call that systemd_backend_apply sends, built on
+ * bus but not sent: arguments "user-UID.slice", runtime = true, and the
+ * properties for l.  Returns 0 and a new message in *out (unref it), or a
+ * negative errno. */
+int systemd_build_call(sd_bus *bus, uid_t uid, const struct limits *l, sd_bus_message **out);
+
+/* Append the a(sv) property array for l to m.  Returns 0 or a negative
+ * errno. */
+int systemd_append_properties(sd_bus_message *m, const struct limits *l);
+
+/* "user-1234.slice" into buf (truncated to len, always NUL-terminated). */
+void systemd_slice_name(uid_t uid, char *buf, size_t len);
+
+#endif

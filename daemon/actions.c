@@ -83,7 +83,7 @@ static void set_limits(struct daemon *d, uid_t uid, const struct user_state *us,
 {
     struct limits l = enforcer_wanted(&d->policy, us, now);
     char err[512];
-    int rc = enforcer_set_limits(&d->enforcer, uid, &l, err, sizeof(err));
+    int rc = enforcer_set_limits(&d->enforcer, uid, &l, d->policy.scan_interval, err, sizeof(err));
     if (rc == 0)
         return;
     json_t *e = action_event(d, rc > 0 ? "limits_set" : "limits_error", uid);
@@ -130,7 +130,8 @@ void adopt_new_processes(struct daemon *d)
             continue;
         struct limits l = enforcer_wanted(&d->policy, engine_user(&d->engine, procs[i].uid, false), now);
         char err[512];
-        if (enforcer_adopt(&d->enforcer, procs[i].uid, procs[i].pid, &l, err, sizeof(err)) < 0 &&
+        if (enforcer_adopt(&d->enforcer, procs[i].uid, procs[i].pid, &l, d->policy.scan_interval,
+                           err, sizeof(err)) < 0 &&
             !strstr(err, "No such process")) {
             json_t *e = action_event(d, "limits_error", procs[i].uid);
             json_object_set_new(e, "message", json_from_bytes(err, strlen(err)));

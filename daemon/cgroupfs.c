@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libcgroup.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,9 @@ static int add_limits(struct cgroup_controller *ctrl, enum cg_controller which,
         return cgroup_add_value_int64(ctrl, "cpu.cfs_quota_us",
                                       l->cpu > 0 ? (int64_t)(l->cpu * CFS_PERIOD_US) : -1);
     case CG_MEMORY:
+        /* v1 leaves a moved process's memory charged where it was made
+         * (memory.move_charge_at_immigrate is refused by current kernels):
+         * the limit holds what a process allocates after it is moved. */
         return cgroup_add_value_int64(ctrl, "memory.limit_in_bytes",
                                       l->memory ? (int64_t)l->memory : -1);
     case CG_PIDS:
@@ -167,22 +171,29 @@ int cgroupfs_apply(struct cgroupfs *c, uid_t uid, const struct limits *l, char *
     return failed;
 }
 
+/* libcgroup 2.0.2 attaches through the "tasks" file, which moves one
+ * thread: a multi-threaded program would leave its other threads behind,
+ * unlimited and uncounted.  cgroup.procs moves the whole process. */
 int cgroupfs_attach(struct cgroupfs *c, uid_t uid, pid_t pid, char *err, size_t err_len)
 {
     for (int i = 0; i < CG_COUNT; i++) {
         if (!c->mount[i])
             continue;
         char *path = user_path(c, (enum cg_controller)i, uid);
-        struct cgroup_controller *ctrl;
-        struct cgroup *cg = new_cgroup(path, (enum cg_controller)i, &ctrl);
-        int rc = cg ? cgroup_attach_task_pid(cg, pid) : ECGFAIL;
-        cgroup_free(&cg);
-        if (rc != 0) {
-            say_error(err, err_len, "cannot move a process into", path, rc);
-            free(path);
-            return -1;
-        }
+        char *procs = xasprintf("%s%s/cgroup.procs", c->mount[i], path);
+        int fd = open(procs, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        char text[24];
+        int n = snprintf(text, sizeof(text), "%d", (int)pid);
+        int rc = fd >= 0 && write(fd, text, (size_t)n) == n ? 0 : -1;
+        if (rc < 0)
+            snprintf(err, err_len, "cannot move process %d into %s: %s", (int)pid, path,
+                     strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        free(procs);
         free(path);
+        if (rc < 0)
+            return -1;
     }
     return 0;
 }

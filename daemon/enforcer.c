@@ -34,29 +34,30 @@ static int backend_apply(struct enforcer *e, uid_t uid, const struct limits *l, 
     return cgroupfs_apply(&e->cgroupfs, uid, l, err, err_len);
 }
 
-int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l, char *err,
-                        size_t err_len)
+int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
+                        uint64_t retry_usec, char *err, size_t err_len)
 {
     struct applied_limits *a = find_applied(e, uid);
-    if (a && limits_equal(&a->limits, l))
+    uint64_t now = now_boottime_usec();
+    if (a && limits_equal(&a->limits, l) && (!a->failed || now < a->retry_at))
         return 0;
-    if (backend_apply(e, uid, l, err, err_len) < 0)
-        return -1;
     if (!a) {
         e->applied = grow_array(e->applied, e->count, &e->capacity, sizeof(*e->applied));
         a = &e->applied[e->count++];
         a->uid = uid;
     }
     a->limits = *l;
-    return 1;
+    a->failed = backend_apply(e, uid, l, err, err_len) < 0;
+    a->retry_at = now + retry_usec;
+    return a->failed ? -1 : 1;
 }
 
-int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, const struct limits *l, char *err,
-                   size_t err_len)
+int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, const struct limits *l,
+                   uint64_t retry_usec, char *err, size_t err_len)
 {
     if (e->backend != BACKEND_CGROUPFS)
         return 0;
-    if (enforcer_set_limits(e, uid, l, err, err_len) < 0)
+    if (enforcer_set_limits(e, uid, l, retry_usec, err, err_len) < 0)
         return -1;
     return cgroupfs_attach(&e->cgroupfs, uid, pid, err, err_len);
 }

@@ -18,6 +18,8 @@
 struct applied_limits {
     uid_t uid;
     struct limits limits;
+    bool failed;              /* the backend refused `limits` */
+    uint64_t retry_at;        /* boottime usec: not before then again */
 };
 
 struct enforcer {
@@ -38,13 +40,15 @@ void enforcer_close(struct enforcer *e, bool release);
 struct limits enforcer_wanted(const struct policy *p, const struct user_state *us, uint64_t now);
 
 /* Apply l to uid unless it already has it.  Returns 1 when something was
- * written, 0 when nothing had to be, -1 on error (err filled). */
-int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l, char *err,
-                        size_t err_len);
+ * written, 0 when nothing had to be, -1 on error (err filled).  After an
+ * error the same limits are tried again only after retry_usec (a memory
+ * limit below what the user holds fails until they free some). */
+int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
+                        uint64_t retry_usec, char *err, size_t err_len);
 
 /* cgroupfs: move a process into its user's cgroup (made if needed, with
  * the limits `l`).  A no-op with the systemd backend. */
-int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, const struct limits *l, char *err,
-                   size_t err_len);
+int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, const struct limits *l,
+                   uint64_t retry_usec, char *err, size_t err_len);
 
 #endif

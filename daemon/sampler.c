@@ -542,9 +542,35 @@ static void sample_procfs(struct sampler *s, const struct policy *p, struct snap
 
 /* Level one from the per-user cgroups; processes only for those who need
  * a look (exempt-class usage is subtracted there). */
+/* New processes, found by listing /proc without reading known ones: a
+ * forbidden program is judged at the next sample, and a process started
+ * outside its user's cgroup (cron, a login without PAM) is handed to the
+ * backend to move in at once.  Known processes are read only for users
+ * worth a look. */
+static void find_new_processes(struct sampler *s, const struct policy *p, uint64_t now,
+                               uint64_t interval)
+{
+    rewinddir(s->proc_dir);
+    struct dirent *de;
+    while ((de = readdir(s->proc_dir)) != NULL) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+        struct tracked_proc *t = lookup(s, pid);
+        if (t && (!t->ignored || still_ignored(s, p, t, now)))
+            continue;
+        if (t)
+            forget(s, t);
+        t = discover(s, p, pid, now, interval);
+        if (t)
+            t->generation = s->generation;
+    }
+}
+
 static void sample_counters(struct sampler *s, const struct policy *p, struct snapshot *snap,
                             uint64_t now, uint64_t interval, struct uid_index *ix)
 {
+    find_new_processes(s, p, now, interval);
     counters_discover(&s->counters);
     for (size_t i = 0; i < s->counters.count; i++) {
         struct user_cgroup *g = &s->counters.groups[i];

@@ -1,37 +1,38 @@
-/* memhog FIRST_MB [THEN_MB DELAY_S]: hold FIRST_MB of touched memory;
- * after DELAY_S seconds grow to THEN_MB.  Exits by itself after 600 s so
- * a test that dies never leaves it behind. */
+/* memhog MB@SECONDS...: hold MB megabytes of touched memory from SECONDS
+ * after start, stage by stage (memhog 200@2 600@14: 200 MB after 2 s,
+ * 600 MB after 14 s).  Exits by itself after 600 s so a test that dies
+ * never leaves it behind. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static char *grow(char *p, size_t from_mb, size_t to_mb)
-{
-    p = realloc(p, to_mb << 20);
-    if (!p) {
-        perror("memhog");
-        exit(1);
-    }
-    memset(p + (from_mb << 20), 0x5a, (to_mb - from_mb) << 20);
-    return p;
-}
-
 int main(int argc, char **argv)
 {
-    if (argc != 2 && argc != 4) {
-        fprintf(stderr, "usage: memhog FIRST_MB [THEN_MB DELAY_S]\n");
+    if (argc < 2) {
+        fprintf(stderr, "usage: memhog MB@SECONDS...\n");
         return 2;
     }
-    size_t first = strtoul(argv[1], NULL, 10);
     alarm(600);
-    char *p = grow(NULL, 0, first);
-    if (argc == 4) {
-        size_t then = strtoul(argv[2], NULL, 10);
-        sleep((unsigned)atoi(argv[3]));
-        /* Grow a megabyte at a time, as a real program would. */
-        for (size_t mb = first; mb < then; mb++)
-            p = grow(p, mb, mb + 1);
+    char *p = NULL;
+    size_t held = 0;
+    unsigned waited = 0;
+    for (int i = 1; i < argc; i++) {
+        size_t mb;
+        unsigned at;
+        if (sscanf(argv[i], "%zu@%u", &mb, &at) != 2 || at < waited) {
+            fprintf(stderr, "memhog: bad stage '%s'\n", argv[i]);
+            return 2;
+        }
+        sleep(at - waited);
+        waited = at;
+        /* A megabyte at a time, as a real program grows. */
+        for (; held < mb; held++) {
+            p = realloc(p, (held + 1) << 20);
+            if (!p)
+                return 1;
+            memset(p + (held << 20), 0x5a, 1 << 20);
+        }
     }
     for (;;)
         pause();

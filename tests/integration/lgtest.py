@@ -20,6 +20,7 @@ TOP_SRCDIR = os.environ.get("LG_TOP_SRCDIR", os.path.join(os.path.dirname(__file
 TOP_BUILDDIR = os.environ.get("LG_TOP_BUILDDIR", TOP_SRCDIR)
 DAEMON = os.path.join(TOP_BUILDDIR, "daemon", "loginguardd")
 SPIN = os.path.join(TOP_BUILDDIR, "tests", "helpers", "spin")
+MEMHOG = os.path.join(TOP_BUILDDIR, "tests", "helpers", "memhog")
 SHIPPED_RULES = os.path.join(TOP_SRCDIR, "rules", "rules.d")
 SHIPPED_CONF = os.path.join(TOP_SRCDIR, "rules", "loginguard.conf")
 
@@ -58,10 +59,12 @@ class TestUsers:
                 subprocess.run(["userdel", entry.pw_name], check=False,
                                stderr=subprocess.DEVNULL)
 
-    def add(self, name):
+    def add(self, name, system=False):
+        """A test user: uid 1000 and up, or below 1000 with system."""
         assert name.startswith("lgtest")
-        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin",
-                        "--key", "UID_MIN=1000", name], check=True)
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin"] +
+                       (["--system"] if system else ["--key", "UID_MIN=1000"]) + [name],
+                       check=True)
         self.names.append(name)
         return pwd.getpwnam(name)
 
@@ -121,18 +124,23 @@ rules_dirs = {SHIPPED_RULES}
             f.write(text)
 
     def start(self):
-        self.stderr = open(self.stderr_path, "w")
+        if getattr(self, "stderr", None):
+            self.stderr.close()
+        self.stderr = open(self.stderr_path, "a")
+        started_before = len(self.find(event="daemon_started"))
         self.proc = subprocess.Popen([DAEMON, "--foreground", "--config", self.conf],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self.stderr)
-        wait_for(lambda: self.find(event="daemon_started"), 10, "daemon_started")
+        wait_for(lambda: len(self.find(event="daemon_started")) > started_before, 10,
+                 "daemon_started")
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=10)
-        if self.proc:
+        if self.stderr:
             self.stderr.close()
+            self.stderr = None
         code = self.proc.returncode if self.proc else 0
         self.proc = None
         return code
@@ -184,3 +192,69 @@ def make_workdir():
     d = tempfile.mkdtemp(prefix="lgtest.")
     os.chmod(d, 0o755)
     return d
+
+
+V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "pids")
+
+
+def own_cgroup(controller):
+    """This process's cgroup path in a v1 controller."""
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            _, names, path = line.rstrip("\n").split(":", 2)
+            if controller in names.split(","):
+                return path
+    return None
+
+
+def cgroup_dirs(parent):
+    """The directories a relative cgroup_parent stands for, per controller
+    (below this test's own cgroup, where the daemon it starts also is)."""
+    dirs = {}
+    for c in V1_CONTROLLERS:
+        own = own_cgroup(c)
+        if own is not None and os.path.isdir(f"/sys/fs/cgroup/{c}"):
+            dirs[c] = os.path.normpath(f"/sys/fs/cgroup/{c}{own}/{parent}")
+    return dirs
+
+
+def remove_cgroups(parent):
+    """Remove the per-user cgroups and the parent the daemon made (only
+    those: they are below this test's own cgroup and named by the test)."""
+    for d in cgroup_dirs(parent).values():
+        if not os.path.isdir(d):
+            continue
+        for sub in os.listdir(d):
+            path = os.path.join(d, sub)
+            if sub.startswith("user-") and os.path.isdir(path):
+                wait_for(lambda: not read(os.path.join(path, "cgroup.procs")).strip(),
+                         10, f"{path} to empty")
+                os.rmdir(path)
+        os.rmdir(d)
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_rate(pid, seconds):
+    """Cores a process used over the next `seconds`."""
+    before, t0 = cpu_seconds(pid), time.monotonic()
+    time.sleep(seconds)
+    return (cpu_seconds(pid) - before) / (time.monotonic() - t0)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -13,9 +13,11 @@ from lgtest import Daemon, Processes, TestUsers
 
 SAMPLE = 1.0   # seconds, [daemon] sample_interval below
 WINDOW = 6.0   # seconds, [violation] window below
+PARENT = f"lgtest-observe-{os.getpid()}"
 POLICY = f"""
 [daemon]
 mode = observe
+cgroup_parent = {PARENT}
 sample_interval = {SAMPLE:g}s
 scan_interval = 5s
 min_uid = 1000
@@ -101,6 +103,25 @@ class ObserveMode(unittest.TestCase):
         self.assertEqual(top["pid"], hog.pid)
         self.assertEqual(top["comm"], "sshd")
         self.assertEqual(top["class"], "none")
+
+    def test_nothing_is_touched(self):
+        user = self.users.add("lgtest7")
+        hog = self.procs.start([self.spin, "2"], user)
+        miner = lgtest.private_copy(lgtest.SPIN, self.workdir, "xmrig")
+        forbidden = self.procs.start([miner, "1", "0.05"], user)
+        cgroup_before = lgtest.read(f"/proc/{hog.pid}/cgroup")
+        seen = self.daemon.wait_event(FLAG_TIMEOUT, event="forbidden_process", uid=user.pw_uid)
+        self.assertEqual(seen["action"], "stop")
+        self.assertIs(seen["applied"], False)
+        self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
+        # Still running, never signalled, never moved; no cgroup was made.
+        self.assertTrue(lgtest.alive(hog.pid) and lgtest.alive(forbidden.pid))
+        self.assertIsNone(hog.poll())
+        self.assertEqual(lgtest.read(f"/proc/{hog.pid}/cgroup"), cgroup_before)
+        for d in lgtest.cgroup_dirs(PARENT).values():
+            self.assertFalse(os.path.exists(d), d)
+        for name in ("limits_set", "process_stopping", "process_killed"):
+            self.assertEqual(self.daemon.find(event=name), [])
 
     def test_idle_user_and_root_are_never_flagged(self):
         idle = self.users.add("lgtest4")

@@ -1,0 +1,243 @@
+"""The daemon in enforce mode with the cgroupfs backend on this machine's
+real cgroups (v1 here), below the test run's own cgroup: real limits,
+real signals, real test users (issue: enforcement acceptance)."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+import unittest
+
+import lgtest
+from lgtest import Daemon, Processes, TestUsers, wait_for
+
+SAMPLE = 1.0
+WINDOW = 4.0
+THROTTLE = 0.5          # cores, level 1
+LEVEL1_SECONDS = 15
+MEMORY_LIMIT_MB = 250   # level 1
+FLAG_TIMEOUT = WINDOW + 2 * SAMPLE + 10
+
+
+def policy(parent, workdir):
+    return f"""
+[daemon]
+mode = enforce
+backend = cgroupfs
+cgroup_parent = {parent}
+sample_interval = {SAMPLE:g}s
+scan_interval = 5s
+min_uid = 1000
+stop_grace = 2s
+rules_dirs = {workdir}/rules.d
+[violation]
+cpu = 1 cores
+memory = 150M
+window = {WINDOW:g}s
+memory_pressure = 0
+[exempt]
+users = lgtestex
+[level 1]
+name = throttled
+cpu = {THROTTLE} cores
+memory = {MEMORY_LIMIT_MB}M
+stop = no
+duration = {LEVEL1_SECONDS}s
+[level 2]
+name = restricted
+cpu = 0.25 cores
+memory = {MEMORY_LIMIT_MB}M
+stop = yes
+duration = 1m
+# The shipped ladder's third level, tightened to the test's sizes.
+[level 3]
+cpu = 0.25 cores
+memory = {MEMORY_LIMIT_MB}M
+"""
+
+
+def rules(workdir):
+    return "\n".join(json.dumps(r) for r in [
+        {"name": "test-exempt", "class": "exempt", "exe": f"{workdir}/exempt-spin"},
+        {"name": "test-sim", "class": "compute", "exe": f"{workdir}/lgsim",
+         "cpu": 0.5, "grace": "3s"},
+        {"name": "test-miner", "class": "forbidden", "comm": "lgminer"},
+    ]) + "\n"
+
+
+class EnforceMode(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.users = TestUsers()
+        cls.workdir = lgtest.make_workdir()
+        cls.parent = f"lgtest-{os.getpid()}"
+        os.makedirs(f"{cls.workdir}/rules.d")
+        with open(f"{cls.workdir}/rules.d/test.rules", "w") as f:
+            f.write(rules(cls.workdir))
+        cls.spin = lgtest.private_copy(lgtest.SPIN, cls.workdir, "spin")
+        cls.daemon = Daemon(cls.workdir, policy(cls.parent, cls.workdir))
+        cls.daemon.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        lgtest.remove_cgroups(cls.parent)
+        cls.users.remove_all()
+        if not os.environ.get("LG_KEEP"):
+            shutil.rmtree(cls.workdir, ignore_errors=True)
+
+    def setUp(self):
+        self.procs = Processes()
+
+    def tearDown(self):
+        self.procs.stop_all()
+
+    def user_dir(self, controller, uid):
+        return os.path.join(lgtest.cgroup_dirs(self.parent)[controller], f"user-{uid}")
+
+    def read_knob(self, controller, uid, knob):
+        return lgtest.read(os.path.join(self.user_dir(controller, uid), knob)).strip()
+
+    def test_busy_loop_is_throttled_then_runs_free(self):
+        user = self.users.add("lgtest1")
+        hog = self.procs.start([self.spin, "2"], user)
+        self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
+        limited = self.daemon.wait_event(5, event="limits_set", uid=user.pw_uid, level=1)
+        self.assertEqual(limited["limits"]["cpu_cores"], THROTTLE)
+        self.assertEqual(self.read_knob("cpu", user.pw_uid, "cpu.cfs_quota_us"),
+                         str(int(THROTTLE * 100000)))
+        self.assertIn(str(hog.pid), self.read_knob("cpuacct", user.pw_uid, "cgroup.procs").split())
+        rate = lgtest.cpu_rate(hog.pid, 5)
+        self.assertLess(abs(rate - THROTTLE), 0.2 * THROTTLE, f"throttled hog used {rate:.2f} cores")
+        # The level expires: the standing share (4 cores) is back.
+        self.daemon.wait_event(LEVEL1_SECONDS + 5, event="level_expired", uid=user.pw_uid)
+        freed = self.daemon.wait_event(5, event="limits_set", uid=user.pw_uid, level=0)
+        self.assertEqual(freed["limits"]["cpu_cores"], 4.0)
+        rate = lgtest.cpu_rate(hog.pid, 2)
+        self.assertGreater(rate, 1.5, f"released hog used {rate:.2f} cores")
+
+    def test_memory_hog_is_held_at_the_level_limit(self):
+        user = self.users.add("lgtest2")
+        other = self.procs.start(["sleep", "600"], user)
+        memhog = lgtest.private_copy(lgtest.MEMHOG, self.workdir, "memhog")
+        # 200 MB (after it is moved into its user's cgroup: v1 does not move
+        # memory charged before) is a violation; later it grows to 600 MB.
+        hog = self.procs.start([memhog, "200@2", f"600@{int(WINDOW + 12)}"], user)
+        event = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
+        self.assertEqual(event["reason"], "memory")
+        self.daemon.wait_event(5, event="limits_set", uid=user.pw_uid, level=1)
+        limit = int(self.read_knob("memory", user.pw_uid, "memory.limit_in_bytes"))
+        self.assertEqual(limit, MEMORY_LIMIT_MB << 20)
+        # It grows past the limit: the kernel stops it inside the user's cgroup.
+        wait_for(lambda: not lgtest.alive(hog.pid), 30, "the hog to be stopped by its limit")
+        peak = int(self.read_knob("memory", user.pw_uid, "memory.max_usage_in_bytes"))
+        self.assertLessEqual(peak, limit)
+        self.assertTrue(lgtest.alive(other.pid), "the user's other process was hit")
+
+    def test_compute_program_is_stopped_after_its_grace(self):
+        user = self.users.add("lgtest3")
+        sim = lgtest.private_copy(lgtest.SPIN, self.workdir, "lgsim")
+        started = time.time()
+        proc = self.procs.start([sim, "1"], user)
+        stopping = self.daemon.wait_event(15, event="process_stopping", uid=user.pw_uid)
+        # The grace counts from the start of the first interval above the threshold.
+        self.assertGreaterEqual(lgtest.iso_to_epoch(stopping["time"]) - started, 3 - SAMPLE)
+        self.assertEqual(stopping["process"]["pid"], proc.pid)
+        self.assertEqual(stopping["process"]["exe"], sim)
+        self.assertEqual(stopping["signal"], "SIGTERM")
+        self.assertTrue(self.daemon.find(event="compute_process", uid=user.pw_uid))
+        self.daemon.wait_event(5, event="process_exited", uid=user.pw_uid)
+        self.assertEqual(proc.wait(5), -signal.SIGTERM)
+
+    def test_forbidden_program_is_stopped_within_two_intervals(self):
+        user = self.users.add("lgtest4")
+        miner = lgtest.private_copy(lgtest.SPIN, self.workdir, "lgminer")
+        started = time.time()
+        # It ignores SIGTERM: the SIGKILL after the grace ends it.
+        proc = self.procs.start(["/bin/sh", "-c", f"trap '' TERM; exec {miner} 1 0.05"], user)
+        stopping = self.daemon.wait_event(10, event="process_stopping", uid=user.pw_uid)
+        self.assertLessEqual(lgtest.iso_to_epoch(stopping["time"]) - started, 2 * SAMPLE)
+        self.assertEqual(stopping["process"]["pid"], proc.pid)
+        self.assertEqual(stopping["process"]["exe"], miner)
+        killed = self.daemon.wait_event(10, event="process_killed", uid=user.pw_uid)
+        self.assertEqual(killed["signal"], "SIGKILL")
+        self.assertEqual(proc.wait(5), -signal.SIGKILL)
+
+    def test_protected_users_and_programs_are_never_touched(self):
+        exempt_user = self.users.add("lgtestex")
+        system_user = self.users.add("lgtestsys", system=True)
+        normal = self.users.add("lgtest5")
+        exempt_prog = lgtest.private_copy(lgtest.SPIN, self.workdir, "exempt-spin")
+        hogs = [
+            self.procs.start([self.spin, "1"]),                 # root
+            self.procs.start([self.spin, "1"], exempt_user),
+            self.procs.start([self.spin, "1"], system_user),
+            self.procs.start([exempt_prog, "2"], normal),       # exempt class
+        ]
+        cgroups_before = {h.pid: lgtest.read(f"/proc/{h.pid}/cgroup") for h in hogs}
+        # Observe for longer than flagging takes (window + 2 intervals).
+        time.sleep(WINDOW + 4 * SAMPLE)
+        for uid in (0, exempt_user.pw_uid, system_user.pw_uid):
+            self.assertEqual(self.daemon.find(uid=uid), [], f"an event for protected uid {uid}")
+        self.assertEqual(self.daemon.find(uid=normal.pw_uid, event="violation"), [])
+        for h in hogs:
+            self.assertTrue(lgtest.alive(h.pid))
+            self.assertEqual(lgtest.read(f"/proc/{h.pid}/cgroup"), cgroups_before[h.pid],
+                             "a protected process was moved")
+        for uid in (0, exempt_user.pw_uid, system_user.pw_uid):
+            self.assertFalse(os.path.exists(self.user_dir("cpu", uid)))
+
+
+class Restart(unittest.TestCase):
+    def setUp(self):
+        self.users = TestUsers()
+        self.procs = Processes()
+        self.workdir = lgtest.make_workdir()
+        self.parent = f"lgtest-{os.getpid()}-restart"
+        os.makedirs(f"{self.workdir}/rules.d")
+        with open(f"{self.workdir}/rules.d/test.rules", "w") as f:
+            f.write(rules(self.workdir))
+
+    def tearDown(self):
+        self.daemon.stop()
+        self.procs.stop_all()
+        lgtest.remove_cgroups(self.parent)
+        self.users.remove_all()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def test_kill_9_keeps_the_penalty(self):
+        daemon = self.daemon = Daemon(self.workdir, policy(self.parent, self.workdir).replace(
+            f"duration = {LEVEL1_SECONDS}s", "duration = 10m"))
+        daemon.start()
+        user = self.users.add("lgtest6")
+        spin = lgtest.private_copy(lgtest.SPIN, self.workdir, "spin")
+        self.procs.start([spin, "2"], user)
+        violation = daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
+        daemon.wait_event(5, event="limits_set", uid=user.pw_uid, level=1)
+        daemon.proc.send_signal(signal.SIGKILL)
+        daemon.proc.wait()
+        quota = os.path.join(lgtest.cgroup_dirs(self.parent)["cpu"], f"user-{user.pw_uid}",
+                             "cpu.cfs_quota_us")
+        # Someone lifts the limit while the daemon is down...
+        with open(quota, "w") as f:
+            f.write("-1")
+        daemon.start()
+        # ...and the restarted daemon puts it back: same level, same expiry.
+        daemon.wait_event(10, event="limits_set", uid=user.pw_uid, level=1)
+        with open(quota) as f:
+            self.assertEqual(f.read().strip(), str(int(THROTTLE * 100000)))
+        with open(os.path.join(self.workdir, "state.json")) as f:
+            saved = {u["uid"]: u for u in json.load(f)["users"]}[user.pw_uid]
+        self.assertEqual(saved["level"], 1)
+        self.assertEqual(saved["until"] // 1000,
+                         int(lgtest.iso_to_epoch(violation["until"]) * 1000))
+        # No second violation for the same episode after the restart.
+        time.sleep(WINDOW + 2 * SAMPLE)
+        self.assertEqual(len(daemon.find(event="violation", uid=user.pw_uid)), 1)
+        self.assertEqual(daemon.stop(), 0)
+
+
+if __name__ == "__main__":
+    lgtest.run_tests()

@@ -210,6 +210,8 @@ void daemon_tick(struct daemon *d)
         d->next_stop = reap_stops(d);
     if (now >= d->next_sweep) {
         sampler_sweep(&d->sampler, &d->policy);
+        if (d->enforcing)
+            enforcer_remove_empty(&d->enforcer);
         d->next_sweep = now + d->policy.scan_interval;
     }
     if (now < d->next_sample)

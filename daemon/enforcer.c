@@ -62,6 +62,17 @@ int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, const struct limits
     return cgroupfs_attach(&e->cgroupfs, uid, pid, err, err_len);
 }
 
+void enforcer_remove_empty(struct enforcer *e)
+{
+    if (e->backend != BACKEND_CGROUPFS)
+        return;
+    size_t kept = 0;
+    for (size_t i = 0; i < e->count; i++)
+        if (cgroupfs_remove_if_empty(&e->cgroupfs, e->applied[i].uid) == 0)
+            e->applied[kept++] = e->applied[i];
+    e->count = kept;
+}
+
 /* The stricter of two limits, 0 being none. */
 static double tighter_cpu(double a, double b)
 {

@@ -46,6 +46,11 @@ struct limits enforcer_wanted(const struct policy *p, const struct user_state *u
 int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
                         uint64_t retry_usec, char *err, size_t err_len);
 
+/* cgroupfs: remove the cgroups of users with no process left (called at
+ * every sweep, so a cgroup lives at least a scan_interval after its last
+ * process).  Their limits are set again if they come back. */
+void enforcer_remove_empty(struct enforcer *e);
+
 /* cgroupfs: move a process into its user's cgroup (made if needed, with
  * the limits `l`).  A no-op with the systemd backend. */
 int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, const struct limits *l,

@@ -103,8 +103,9 @@ class Processes:
 class Daemon:
     """loginguardd in the foreground on a private config in a temp dir."""
 
-    def __init__(self, workdir, dropin):
+    def __init__(self, workdir, dropin, args=()):
         self.workdir = workdir
+        self.args = list(args)
         self.conf = os.path.join(workdir, "loginguard.conf")
         self.events_path = os.path.join(workdir, "events.jsonl")
         shutil.copy(SHIPPED_CONF, self.conf)
@@ -128,7 +129,7 @@ rules_dirs = {SHIPPED_RULES}
             self.stderr.close()
         self.stderr = open(self.stderr_path, "a")
         started_before = len(self.find(event="daemon_started"))
-        self.proc = subprocess.Popen([DAEMON, "--foreground", "--config", self.conf],
+        self.proc = subprocess.Popen([DAEMON, "--foreground", "--config", self.conf] + self.args,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self.stderr)
         wait_for(lambda: len(self.find(event="daemon_started")) > started_before, 10,

@@ -150,6 +150,9 @@ class EnforceMode(unittest.TestCase):
         self.assertTrue(self.daemon.find(event="compute_process", uid=user.pw_uid))
         self.daemon.wait_event(5, event="process_exited", uid=user.pw_uid)
         self.assertEqual(proc.wait(5), -signal.SIGTERM)
+        # Its user has no process left: the cgroup goes at a later sweep.
+        wait_for(lambda: not os.path.exists(self.user_dir("cpu", user.pw_uid)), 15,
+                 "the empty user cgroup to be removed")
 
     def test_forbidden_program_is_stopped_within_two_intervals(self):
         user = self.users.add("lgtest4")
@@ -237,6 +240,20 @@ class Restart(unittest.TestCase):
         time.sleep(WINDOW + 2 * SAMPLE)
         self.assertEqual(len(daemon.find(event="violation", uid=user.pw_uid)), 1)
         self.assertEqual(daemon.stop(), 0)
+
+    def test_release_on_exit_lifts_the_limits(self):
+        daemon = self.daemon = Daemon(self.workdir, policy(self.parent, self.workdir),
+                                      args=["--release-on-exit"])
+        daemon.start()
+        user = self.users.add("lgtest7")
+        spin = lgtest.private_copy(lgtest.SPIN, self.workdir, "spin")
+        self.procs.start([spin, "2"], user)
+        daemon.wait_event(FLAG_TIMEOUT, event="limits_set", uid=user.pw_uid, level=1)
+        quota = os.path.join(lgtest.cgroup_dirs(self.parent)["cpu"], f"user-{user.pw_uid}",
+                             "cpu.cfs_quota_us")
+        self.assertEqual(lgtest.read(quota).strip(), str(int(THROTTLE * 100000)))
+        self.assertEqual(daemon.stop(), 0)
+        self.assertEqual(lgtest.read(quota).strip(), "-1")
 
 
 if __name__ == "__main__":

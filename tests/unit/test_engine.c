@@ -200,6 +200,36 @@ static void test_memory_violation(void **state)
     assert_int_equal(f->out.items[0].memory, 10ULL << 30);
 }
 
+static void test_memory_pressure_acts_at_once(void **state)
+{
+    struct fixture *f = *state;
+    f->policy.memory_pressure = 20;
+    /* Above [violation] memory but the node is fine: the window applies. */
+    begin(f, 2);
+    f->snap.memory_pressure = 5;
+    user(f, 1001, "alice", 0.1, 9ULL << 30);
+    assert_int_equal(step(f), 0);
+    /* The node stalls on memory: at once. */
+    begin(f, 4);
+    f->snap.memory_pressure = 35.5;
+    user(f, 1001, "alice", 0.1, 9ULL << 30);
+    user(f, 1002, "bob", 0.1, 1ULL << 30); /* below the threshold: not him */
+    assert_int_equal(step(f), 1);
+    assert_int_equal(f->out.items[0].uid, 1001);
+    assert_string_equal(f->out.items[0].reason, "memory_pressure");
+    /* Off (0) or unknown (-1, no PSI): the window again. */
+    f->policy.memory_pressure = 0;
+    begin(f, 6);
+    f->snap.memory_pressure = 90;
+    user(f, 1003, "carol", 0.1, 9ULL << 30);
+    assert_int_equal(step(f), 0);
+    f->policy.memory_pressure = 20;
+    begin(f, 8);
+    f->snap.memory_pressure = -1;
+    user(f, 1004, "dave", 0.1, 9ULL << 30);
+    assert_int_equal(step(f), 0);
+}
+
 static void test_protected_users_are_never_flagged(void **state)
 {
     struct fixture *f = *state;
@@ -294,6 +324,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_levels_rise_to_the_top_and_stay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_level_expires_then_decays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_violation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_pressure_acts_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_protected_users_are_never_flagged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_temporary_exemption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_user_is_never_flagged, setup, teardown),

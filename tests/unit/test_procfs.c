@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "procfs.h"
+#include "sampler.h"
 #include "testutil.h"
 
 /* A /proc/PID/stat line as the kernel writes it, around a given comm. */
@@ -95,6 +96,21 @@ static void test_real_self(void **state)
     close(fd);
 }
 
+static void test_memory_pressure(void **state)
+{
+    (void)state;
+    make_test_dir();
+    char path[256];
+    snprintf(path, sizeof(path), "%s", write_file("memory",
+             "some avg10=12.50 avg60=3.00 avg300=1.00 total=123456\n"
+             "full avg10=2.00 avg60=1.00 avg300=0.50 total=23456\n"));
+    assert_true(sampler_memory_pressure(path) == 12.5);
+    snprintf(path, sizeof(path), "%s", write_file("garbage", "full avg10=2.00\n"));
+    assert_true(sampler_memory_pressure(path) < 0);
+    assert_true(sampler_memory_pressure("/nonexistent/pressure/memory") < 0);
+    remove_test_dir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -102,6 +118,7 @@ int main(void)
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_rejects_garbage),
         cmocka_unit_test(test_real_self),
+        cmocka_unit_test(test_memory_pressure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

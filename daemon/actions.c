@@ -42,6 +42,7 @@ static void stop_tree(struct daemon *d, pid_t pid, uid_t uid, const char *reason
     for (size_t i = 0; i < n; i++) {
         enum stop_result r = stopper_terminate(&d->enforcer.stopper, "/proc", &tree[i],
                                                d->policy.stop_grace, now_boottime_usec());
+        int error = errno;
         if (r == STOP_GONE)
             continue;
         const char *name = r == STOP_SIGNALLED ? "process_stopping"
@@ -53,7 +54,7 @@ static void stop_tree(struct daemon *d, pid_t pid, uid_t uid, const char *reason
         if (r == STOP_SIGNALLED)
             json_object_set_new(e, "signal", json_string("SIGTERM"));
         if (r == STOP_FAILED)
-            json_object_set_new(e, "message", json_string(strerror(errno)));
+            json_object_set_new(e, "message", json_string(strerror(error)));
         event_log_write(&d->events, e);
     }
     free(tree);
@@ -111,12 +112,8 @@ void sync_limits(struct daemon *d)
         if (!protected_user(d, uid, now))
             set_limits(d, uid, engine_user(&d->engine, uid, false), now);
     }
-    /* Users with a level but no process right now: their limits too. */
-    for (size_t i = 0; i < d->engine.user_count; i++) {
-        const struct user_state *us = &d->engine.users[i];
-        if (!snapshot_find_user(&d->snap, us->uid) && !protected_user(d, us->uid, now))
-            set_limits(d, us->uid, us, now);
-    }
+    /* A user with no process now gets theirs when one shows up: no cgroup
+     * is kept or made for nobody (and systemd has no slice for them). */
 }
 
 void adopt_new_processes(struct daemon *d)

@@ -359,6 +359,8 @@ int config_validate(struct policy *p, const char *path, struct errors *errs)
         errors_add(errs, path, 0, "scan_interval must not be shorter than sample_interval");
     if (p->window < p->sample_interval)
         errors_add(errs, path, 0, "[violation] window must not be shorter than sample_interval");
+    if (!p->cgroup_parent || strstr(p->cgroup_parent, ".."))
+        errors_add(errs, path, 0, "[daemon] cgroup_parent must be a cgroup path without '..'");
     if (p->memory_pressure > 100)
         errors_add(errs, path, 0, "[violation] memory_pressure is a percentage: 0 (off) to 100");
     if (p->violation_cpu <= 0 && p->violation_memory == 0)

@@ -155,11 +155,9 @@ int daemon_start(struct daemon *d)
     if (!d->events.host[0])
         gethostname(d->events.host, sizeof(d->events.host) - 1);
     open_event_log(d, d->policy.event_log);
-    if (start_enforcing(d) < 0 || start_sampler(d) < 0) {
-        if (!d->enforcing)
-            say(d, LOG_ERR, "cannot start: see the errors above");
-        else
-            say(d, LOG_ERR, "cannot read /proc");
+    bool backend_ok = start_enforcing(d) == 0;
+    if (!backend_ok || start_sampler(d) < 0) {
+        say(d, LOG_ERR, backend_ok ? "cannot read /proc" : "cannot start: see the error above");
         stop_enforcing(d);
         policy_free(&d->policy);
         event_log_close(&d->events);
@@ -191,10 +189,20 @@ void daemon_reload(struct daemon *d)
         log_event(d, "config_reloaded", NULL);
         /* A change of mode takes effect now; a failure to enforce keeps
          * observing (the error is an event). */
+        bool was = d->enforcing;
         if (d->policy.mode == MODE_ENFORCE)
             start_enforcing(d);
         else
             stop_enforcing(d);
+        /* Where counters come from follows the mode: start sampling
+         * afresh (every running process is then new, and moved in). */
+        if (was != d->enforcing) {
+            sampler_free(&d->sampler);
+            if (start_sampler(d) < 0) {
+                say(d, LOG_ERR, "cannot read /proc; stopping");
+                stop_requested = 1;
+            }
+        }
     }
     /* SIGHUP is also logrotate's signal: always reopen the event log. */
     open_event_log(d, d->policy.event_log);

@@ -131,8 +131,10 @@ static void raise_level(const struct policy *p, struct user_state *us,
                   u->cpu > p->violation_cpu;
     bool by_mem = us->mem_over_since && now - us->mem_over_since >= p->window &&
                   u->memory > p->violation_memory;
-    /* When the node itself runs short of memory, nobody waits a window. */
+    /* When the node itself runs short of memory, nobody waits a window;
+     * but a user still goes up at most one level per window. */
     bool pressed = p->memory_pressure > 0 && p->violation_memory > 0 &&
+                   (!us->last_violation || now - us->last_violation >= p->window) &&
                    snap->memory_pressure >= (double)p->memory_pressure &&
                    u->memory > p->violation_memory;
     if (!by_cpu && !by_mem && !pressed)

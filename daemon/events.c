@@ -222,13 +222,39 @@ static void printable(char *s)
             *s = '?';
 }
 
+/* "limits cpu 0.50 cores, memory 4.0G, tasks 1024" or "pid 123 sim
+ * SIGTERM" or a message: what an action event did. */
+static void action_summary(const json_t *e, char *buf, size_t len)
+{
+    json_t *limits = json_object_get(e, "limits");
+    json_t *proc = json_object_get(e, "process");
+    buf[0] = '\0';
+    if (limits) {
+        char mem[32];
+        format_size((uint64_t)json_integer_value(json_object_get(limits, "memory_bytes")), mem,
+                    sizeof(mem));
+        snprintf(buf, len, ": limits cpu %.2f cores, memory %s, tasks %lld (level %lld)",
+                 json_real_value(json_object_get(limits, "cpu_cores")), mem,
+                 (long long)json_integer_value(json_object_get(limits, "tasks")),
+                 (long long)json_integer_value(json_object_get(e, "level")));
+    } else if (proc) {
+        snprintf(buf, len, ": pid %lld %s (%s)%s%s",
+                 (long long)json_integer_value(json_object_get(proc, "pid")),
+                 get_str(proc, "comm"), get_str(proc, "exe"),
+                 json_object_get(e, "signal") ? " " : "", get_str(e, "signal"));
+    }
+    size_t used = strlen(buf);
+    if (json_object_get(e, "message") && used < len)
+        snprintf(buf + used, len - used, ": %s", get_str(e, "message"));
+}
+
 void event_summary(const json_t *e, char *buf, size_t len)
 {
     const char *name = get_str(e, "event");
     json_t *usage = json_object_get(e, "usage");
     json_t *procs = json_object_get(e, "processes");
     json_t *top = json_array_get(procs, 0);
-    char extra[512] = "";
+    char extra[768] = "";
     if (usage) {
         char mem[32];
         format_size((uint64_t)json_integer_value(json_object_get(usage, "memory_bytes")), mem,
@@ -241,14 +267,18 @@ void event_summary(const json_t *e, char *buf, size_t len)
                      (long long)json_integer_value(json_object_get(top, "pid")),
                      get_str(top, "comm"), json_real_value(json_object_get(top, "cpu_cores")));
     }
-    if (json_object_get(e, "uid"))
+    if (json_object_get(e, "level_before"))
         snprintf(buf, len, "%s: user %s uid %lld level %lld -> %lld%s%s; action %s (%s)", name,
                  get_str(e, "user"), (long long)json_integer_value(json_object_get(e, "uid")),
                  (long long)json_integer_value(json_object_get(e, "level_before")),
                  (long long)json_integer_value(json_object_get(e, "level_after")),
                  json_object_get(e, "reason") ? ", reason " : "", get_str(e, "reason"),
                  get_str(e, "action"), get_str(e, "mode"));
-    else
+    else if (json_object_get(e, "uid")) {
+        action_summary(e, extra, sizeof(extra));
+        snprintf(buf, len, "%s: user %s uid %lld", name, get_str(e, "user"),
+                 (long long)json_integer_value(json_object_get(e, "uid")));
+    } else
         snprintf(buf, len, "%s%s%s", name, json_object_get(e, "message") ? ": " : "",
                  get_str(e, "message"));
     size_t used = strlen(buf);

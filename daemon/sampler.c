@@ -112,6 +112,22 @@ static int open_proc_dir(const struct sampler *s, pid_t pid)
     return openat(s->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 }
 
+/* Walking /proc: the pids of its numeric entries, 0 at the end. */
+static pid_t next_pid(struct sampler *s)
+{
+    struct dirent *de;
+    while ((de = readdir(s->proc_dir)) != NULL)
+        if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+            return (pid_t)strtol(de->d_name, NULL, 10);
+    return 0;
+}
+
+static pid_t first_pid(struct sampler *s)
+{
+    rewinddir(s->proc_dir);
+    return next_pid(s);
+}
+
 /* The whole of a small /proc file, at most max bytes. */
 static char *read_small_file(int dirfd, const char *name, size_t max, size_t *len)
 {
@@ -366,6 +382,15 @@ static struct tracked_proc *discover(struct sampler *s, const struct policy *p, 
     return t;
 }
 
+/* Whether /proc/PID still belongs to the uid it had when first seen. */
+static bool same_owner(const struct sampler *s, const struct tracked_proc *t)
+{
+    char name[24];
+    struct stat st;
+    snprintf(name, sizeof(name), "%d", (int)t->pid);
+    return fstatat(s->proc_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid == t->uid;
+}
+
 /* A process is born with its parent's uid and may take the user's a
  * moment later (sshd's session child, sudo, su, a daemon's fork-setuid-
  * exec).  Such a switch happens young, so a young ignored process has its
@@ -374,14 +399,7 @@ static bool still_ignored(const struct sampler *s, const struct policy *p,
                           const struct tracked_proc *t, uint64_t now)
 {
     uint64_t born = t->start_time * USEC_PER_SEC / (uint64_t)s->hz;
-    if (now > born + p->scan_interval)
-        return true;
-    char name[24];
-    struct stat st;
-    snprintf(name, sizeof(name), "%d", (int)t->pid);
-    if (fstatat(s->proc_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        return false;
-    return st.st_uid == t->uid;
+    return now > born + p->scan_interval || same_owner(s, t);
 }
 
 /* Make sure pid is tracked and freshly read this generation. */
@@ -521,12 +539,7 @@ static void add_details(struct sampler *s, const struct policy *p, struct snapsh
 static void sample_procfs(struct sampler *s, const struct policy *p, struct snapshot *snap,
                           uint64_t now, uint64_t interval, struct uid_index *ix)
 {
-    rewinddir(s->proc_dir);
-    struct dirent *de;
-    while ((de = readdir(s->proc_dir)) != NULL) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9')
-            continue;
-        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+    for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
         struct tracked_proc *t = visit(s, p, pid, now, interval);
         if (!t || t->ignored)
             continue;
@@ -550,12 +563,7 @@ static void sample_procfs(struct sampler *s, const struct policy *p, struct snap
 static void find_new_processes(struct sampler *s, const struct policy *p, uint64_t now,
                                uint64_t interval)
 {
-    rewinddir(s->proc_dir);
-    struct dirent *de;
-    while ((de = readdir(s->proc_dir)) != NULL) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9')
-            continue;
-        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+    for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
         struct tracked_proc *t = lookup(s, pid);
         if (t && (!t->ignored || still_ignored(s, p, t, now)))
             continue;
@@ -672,20 +680,12 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
 {
     uint64_t now = now_boottime_usec();
     uint32_t sweep_generation = ++s->generation;
-    rewinddir(s->proc_dir);
-    struct dirent *de;
-    while ((de = readdir(s->proc_dir)) != NULL) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9')
-            continue;
-        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+    for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
         struct tracked_proc *t = lookup(s, pid);
         /* A root process that became a user's (a late setuid) starts over.
          * A user's process keeps its user: leaving it takes a setuid
          * program, whose children are new processes anyway. */
-        struct stat st;
-        if (t && t->ignored &&
-            (fstatat(s->proc_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-             st.st_uid != t->uid)) {
+        if (t && t->ignored && !same_owner(s, t)) {
             forget(s, t);
             t = NULL;
         }

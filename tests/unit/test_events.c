@@ -86,6 +86,27 @@ static void test_violation_event(void **state)
     policy_free(&p);
 }
 
+static void test_action_summaries(void **state)
+{
+    (void)state;
+    char buf[512];
+    json_t *e = event_action("limits_set", 1001, "alice", "enforce", "h", 0);
+    json_object_set_new(e, "limits", json_from_limits(0.5, 4ULL << 30, 1024));
+    json_object_set_new(e, "level", json_integer(2));
+    event_summary(e, buf, sizeof(buf));
+    assert_string_equal(buf, "limits_set: user alice uid 1001: limits cpu 0.50 cores, "
+                             "memory 4.0G, tasks 1024 (level 2)");
+    json_decref(e);
+    e = event_action("process_stopping", 1001, "alice", "enforce", "h", 0);
+    json_object_set_new(e, "process", json_pack("{s:i, s:s, s:s}", "pid", 42, "comm",
+                                                 "x\nBcc: y", "exe", "/home/alice/x"));
+    json_object_set_new(e, "signal", json_string("SIGTERM"));
+    event_summary(e, buf, sizeof(buf));
+    assert_string_equal(buf, "process_stopping: user alice uid 1001: pid 42 x?Bcc: y "
+                             "(/home/alice/x) SIGTERM");
+    json_decref(e);
+}
+
 static void test_event_log_appends_lines(void **state)
 {
     (void)state;
@@ -124,6 +145,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bytes_to_json),
         cmocka_unit_test(test_violation_event),
+        cmocka_unit_test(test_action_summaries),
         cmocka_unit_test(test_event_log_appends_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

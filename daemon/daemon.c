@@ -110,18 +110,12 @@ static void stop_enforcing(struct daemon *d)
 
 static void restore_state(struct daemon *d)
 {
-    char moved[512] = "", err[512] = "";
+    char moved[512] = "", err[1024] = "";
     /* /var/lib/loginguard after an install that did not make it. */
     mkdir(d->policy.state_dir, 0700);
     switch (state_load(d->policy.state_dir, &d->engine, now_realtime_usec(), moved, sizeof(moved),
                        err, sizeof(err))) {
-    case STATE_MOVED_ASIDE: {
-        char msg[700];
-        snprintf(msg, sizeof(msg), "the state file did not parse; moved to %s, starting clean",
-                 moved);
-        log_event(d, "state_error", msg);
-        break;
-    }
+    case STATE_MOVED_ASIDE: /* err names the file, the reason and where it went */
     case STATE_ERROR:
         log_event(d, "state_error", err);
         break;

@@ -219,6 +219,7 @@ class Restart(unittest.TestCase):
         self.procs.start([spin, "2"], user)
         violation = daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
         daemon.wait_event(5, event="limits_set", uid=user.pw_uid, level=1)
+        set_before = len(daemon.find(event="limits_set", uid=user.pw_uid, level=1))
         daemon.proc.send_signal(signal.SIGKILL)
         daemon.proc.wait()
         quota = os.path.join(lgtest.cgroup_dirs(self.parent)["cpu"], f"user-{user.pw_uid}",
@@ -228,7 +229,8 @@ class Restart(unittest.TestCase):
             f.write("-1")
         daemon.start()
         # ...and the restarted daemon puts it back: same level, same expiry.
-        daemon.wait_event(10, event="limits_set", uid=user.pw_uid, level=1)
+        wait_for(lambda: len(daemon.find(event="limits_set", uid=user.pw_uid, level=1)) >
+                 set_before, 10, "the limits set again after the restart")
         with open(quota) as f:
             self.assertEqual(f.read().strip(), str(int(THROTTLE * 100000)))
         with open(os.path.join(self.workdir, "state.json")) as f:

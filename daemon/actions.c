@@ -125,10 +125,10 @@ void adopt_new_processes(struct daemon *d)
         /* A session's sshd and other exempt programs stay where they are. */
         if (procs[i].class == CLASS_EXEMPT || protected_user(d, procs[i].uid, now))
             continue;
-        struct limits l = enforcer_wanted(&d->policy, engine_user(&d->engine, procs[i].uid, false), now);
+        /* The user's cgroup is made with their limits (an event when new). */
+        set_limits(d, procs[i].uid, engine_user(&d->engine, procs[i].uid, false), now);
         char err[512];
-        if (enforcer_adopt(&d->enforcer, procs[i].uid, procs[i].pid, &l, d->policy.scan_interval,
-                           err, sizeof(err)) < 0 &&
+        if (enforcer_adopt(&d->enforcer, procs[i].uid, procs[i].pid, err, sizeof(err)) < 0 &&
             !strstr(err, "No such process")) {
             json_t *e = action_event(d, "limits_error", procs[i].uid);
             json_object_set_new(e, "message", json_from_bytes(err, strlen(err)));

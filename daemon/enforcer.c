@@ -52,13 +52,10 @@ int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
     return a->failed ? -1 : 1;
 }
 
-int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, const struct limits *l,
-                   uint64_t retry_usec, char *err, size_t err_len)
+int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, char *err, size_t err_len)
 {
     if (e->backend != BACKEND_CGROUPFS)
         return 0;
-    if (enforcer_set_limits(e, uid, l, retry_usec, err, err_len) < 0)
-        return -1;
     return cgroupfs_attach(&e->cgroupfs, uid, pid, err, err_len);
 }
 

@@ -51,9 +51,8 @@ int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
  * process).  Their limits are set again if they come back. */
 void enforcer_remove_empty(struct enforcer *e);
 
-/* cgroupfs: move a process into its user's cgroup (made if needed, with
- * the limits `l`).  A no-op with the systemd backend. */
-int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, const struct limits *l,
-                   uint64_t retry_usec, char *err, size_t err_len);
+/* cgroupfs: move a process into its user's cgroup (which the user's
+ * limits made).  A no-op with the systemd backend. */
+int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, char *err, size_t err_len);
 
 #endif

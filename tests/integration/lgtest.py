@@ -153,11 +153,16 @@ rules_dirs = {SHIPPED_RULES}
         except FileNotFoundError:
             return []
 
-    def find(self, **match):
-        return [e for e in self.events() if all(e.get(k) == v for k, v in match.items())]
+    def mark(self):
+        """A place in the event log: wait_event(after=mark) sees only later events."""
+        return len(self.events())
 
-    def wait_event(self, timeout, **match):
-        return wait_for(lambda: self.find(**match), timeout, f"an event {match}")[0]
+    def find(self, after=0, **match):
+        return [e for e in self.events()[after:]
+                if all(e.get(k) == v for k, v in match.items())]
+
+    def wait_event(self, timeout, after=0, **match):
+        return wait_for(lambda: self.find(after, **match), timeout, f"an event {match}")[0]
 
     def stderr_text(self):
         with open(self.stderr_path) as f:

@@ -112,8 +112,10 @@ class EnforceMode(unittest.TestCase):
         rate = lgtest.cpu_rate(hog.pid, 5)
         self.assertLess(abs(rate - THROTTLE), 0.2 * THROTTLE, f"throttled hog used {rate:.2f} cores")
         # The level expires: the standing share (4 cores) is back.
+        expired = self.daemon.mark()
         self.daemon.wait_event(LEVEL1_SECONDS + 5, event="level_expired", uid=user.pw_uid)
-        freed = self.daemon.wait_event(5, event="limits_set", uid=user.pw_uid, level=0)
+        freed = self.daemon.wait_event(5, after=expired, event="limits_set", uid=user.pw_uid,
+                                       level=0)
         self.assertEqual(freed["limits"]["cpu_cores"], 4.0)
         rate = lgtest.cpu_rate(hog.pid, 2)
         self.assertGreater(rate, 1.5, f"released hog used {rate:.2f} cores")
@@ -219,7 +221,6 @@ class Restart(unittest.TestCase):
         self.procs.start([spin, "2"], user)
         violation = daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
         daemon.wait_event(5, event="limits_set", uid=user.pw_uid, level=1)
-        set_before = len(daemon.find(event="limits_set", uid=user.pw_uid, level=1))
         daemon.proc.send_signal(signal.SIGKILL)
         daemon.proc.wait()
         quota = os.path.join(lgtest.cgroup_dirs(self.parent)["cpu"], f"user-{user.pw_uid}",
@@ -227,10 +228,10 @@ class Restart(unittest.TestCase):
         # Someone lifts the limit while the daemon is down...
         with open(quota, "w") as f:
             f.write("-1")
+        restarted = daemon.mark()
         daemon.start()
         # ...and the restarted daemon puts it back: same level, same expiry.
-        wait_for(lambda: len(daemon.find(event="limits_set", uid=user.pw_uid, level=1)) >
-                 set_before, 10, "the limits set again after the restart")
+        daemon.wait_event(10, after=restarted, event="limits_set", uid=user.pw_uid, level=1)
         with open(quota) as f:
             self.assertEqual(f.read().strip(), str(int(THROTTLE * 100000)))
         with open(os.path.join(self.workdir, "state.json")) as f:

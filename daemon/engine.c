@@ -126,10 +126,14 @@ static void raise_level(const struct policy *p, struct user_state *us,
 {
     uint64_t now = snap->now;
     /* A whole window, and still above now: nobody is flagged for a job
-     * that has just ended. */
-    bool by_cpu = us->cpu_over_since && now - us->cpu_over_since >= p->window &&
+     * that has just ended.  Samples fall on a grid of intervals, so a run
+     * that has lasted the window ends a hair before or after the sample
+     * that should close it: half an interval of slack keeps wake-up
+     * jitter from costing a whole interval. */
+    uint64_t slack = snap->interval / 2;
+    bool by_cpu = us->cpu_over_since && now + slack - us->cpu_over_since >= p->window &&
                   u->cpu > p->violation_cpu;
-    bool by_mem = us->mem_over_since && now - us->mem_over_since >= p->window &&
+    bool by_mem = us->mem_over_since && now + slack - us->mem_over_since >= p->window &&
                   u->memory > p->violation_memory;
     /* When the node itself runs short of memory, nobody waits a window;
      * but a user still goes up at most one level per window. */

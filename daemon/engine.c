@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "engine.h"
+
+#define WINDOW_SLACK 50000 /* usec */
 #include "util.h"
 
 static const char *const decision_names[] = {
@@ -128,9 +130,9 @@ static void raise_level(const struct policy *p, struct user_state *us,
     /* A whole window, and still above now: nobody is flagged for a job
      * that has just ended.  Samples fall on a grid of intervals, so a run
      * that has lasted the window ends a hair before or after the sample
-     * that should close it: half an interval of slack keeps wake-up
-     * jitter from costing a whole interval. */
-    uint64_t slack = snap->interval / 2;
+     * that should close it: 50 ms of slack keeps wake-up jitter from
+     * costing a whole interval. */
+    uint64_t slack = snap->interval / 2 < WINDOW_SLACK ? snap->interval / 2 : WINDOW_SLACK;
     bool by_cpu = us->cpu_over_since && now + slack - us->cpu_over_since >= p->window &&
                   u->cpu > p->violation_cpu;
     bool by_mem = us->mem_over_since && now + slack - us->mem_over_since >= p->window &&

@@ -72,7 +72,8 @@ class ObserveMode(unittest.TestCase):
         self.assertEqual(event["mode"], "observe")
         self.assertIs(event["applied"], False)
         self.assertGreater(event["usage"]["cpu_cores"], 1.0)
-        self.assertGreaterEqual(event["usage"]["window_s"], WINDOW)
+        # (Less 50 ms: the engine's slack for wake-up jitter.)
+        self.assertGreaterEqual(event["usage"]["window_s"], WINDOW - 0.05)
         top = event["processes"][0]
         self.assertEqual(top["pid"], hog.pid)
         self.assertEqual(top["comm"], "spin")

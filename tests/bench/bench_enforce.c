@@ -73,7 +73,6 @@
 
 #define LOAD_BASE_UID 61000u /* part 2's users; also the daemons' min_uid */
 #define HOG_BASE_UID 62000u  /* part 1's, a fresh one per hog */
-#define MAX_CHILDREN 30000
 #define MAX_REPS 20
 #define SKIP 77
 #define CFS_PERIOD_US 100000
@@ -162,195 +161,16 @@ static double iso_us(const char *text)
 /* ------------------------------------------------------------------ */
 /* state to clean up                                                    */
 
-enum { N_SPAWN = 1, N_KILL, N_EXIT };
-
-struct ncmd {
-    int op, count, users;
-    unsigned base_uid;
-};
-
-struct nreply {
-    int made, ready, err;
-};
-
 #define MAX_PARENTS 4
 
 static struct {
-    pid_t nursery;
-    int cmd_fd, reply_fd;
     pid_t daemon;
     pid_t hog;
     char tmpdir[64];
     char parents[MAX_PARENTS][64]; /* cgroup_parent names given to daemons */
     int parent_count;
-} G = {0, -1, -1, 0, 0, "", {{0}}, 0};
+} G = {0, 0, "", {{0}}, 0};
 
-/* ------------------------------------------------------------------ */
-/* the nursery: forks, kills and reaps part 2's idle processes          */
-
-static pid_t kids[MAX_CHILDREN];
-static int kid_count;
-
-static void nursery_kill_all(void)
-{
-    for (int i = 0; i < kid_count; i++)
-        kill(kids[i], SIGKILL);
-    for (int i = 0; i < kid_count; i++)
-        while (waitpid(kids[i], NULL, 0) < 0 && errno == EINTR)
-            ;
-    kid_count = 0;
-}
-
-static void idle_child(uid_t uid, const int ready[2], int cmd_fd, int reply_fd, pid_t parent)
-{
-    close(ready[0]);
-    close(cmd_fd);
-    close(reply_fd);
-    if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
-        _exit(1);
-    /* After the uid change, which clears it: die with the nursery. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(0);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
-    char b = 'x';
-    while (write(ready[1], &b, 1) < 0 && errno == EINTR)
-        ;
-    close(ready[1]);
-    for (;;)
-        pause();
-}
-
-static void nursery_spawn(const struct ncmd *c, int cmd_fd, int reply_fd)
-{
-    struct nreply r = {0, 0, 0};
-    int ready[2];
-    pid_t self = getpid();
-    int want = c->count;
-    if (want > MAX_CHILDREN - kid_count)
-        want = MAX_CHILDREN - kid_count;
-    if (pipe(ready) < 0) {
-        r.err = errno;
-        write_full(reply_fd, &r, sizeof(r));
-        return;
-    }
-    for (int i = 0; i < want; i++) {
-        uid_t uid = (uid_t)(c->base_uid + (unsigned)(i % c->users));
-        pid_t p = fork();
-        if (p == 0)
-            idle_child(uid, ready, cmd_fd, reply_fd, self);
-        if (p < 0) {
-            r.err = errno;
-            break;
-        }
-        kids[kid_count++] = p;
-        r.made++;
-    }
-    close(ready[1]);
-    char buf[4096];
-    while (r.ready < r.made) {
-        ssize_t n = read(ready[0], buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        r.ready += (int)n;
-    }
-    close(ready[0]);
-    write_full(reply_fd, &r, sizeof(r));
-}
-
-static void nursery_main(int cmd_fd, int reply_fd)
-{
-    signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
-    signal(SIGPIPE, SIG_IGN);
-    /* Root is not held to RLIMIT_NPROC, the children after setuid are. */
-    struct rlimit inf = {RLIM_INFINITY, RLIM_INFINITY};
-    setrlimit(RLIMIT_NPROC, &inf);
-    for (;;) {
-        struct ncmd c;
-        if (read_full(cmd_fd, &c, sizeof(c)) != (ssize_t)sizeof(c))
-            break; /* the benchmark went away */
-        if (c.op == N_SPAWN) {
-            nursery_spawn(&c, cmd_fd, reply_fd);
-        } else if (c.op == N_KILL) {
-            nursery_kill_all();
-            int done = 0;
-            write_full(reply_fd, &done, sizeof(done));
-        } else {
-            break;
-        }
-    }
-    nursery_kill_all();
-    _exit(0);
-}
-
-static int nursery_start(void)
-{
-    int cmd[2], rep[2];
-    if (pipe2(cmd, O_CLOEXEC) < 0)
-        return -1;
-    if (pipe2(rep, O_CLOEXEC) < 0) {
-        close(cmd[0]);
-        close(cmd[1]);
-        return -1;
-    }
-    pid_t p = fork();
-    if (p < 0)
-        return -1;
-    if (p == 0) {
-        close(cmd[1]);
-        close(rep[0]);
-        setpgid(0, 0); /* away from the terminal's ^C: the benchmark decides */
-        nursery_main(cmd[0], rep[1]);
-    }
-    setpgid(p, p);
-    close(cmd[0]);
-    close(rep[1]);
-    G.nursery = p;
-    G.cmd_fd = cmd[1];
-    G.reply_fd = rep[0];
-    return 0;
-}
-
-static int spawn_idle(int procs, int users, struct nreply *r)
-{
-    struct ncmd c = {N_SPAWN, procs, users, LOAD_BASE_UID};
-    memset(r, 0, sizeof(*r));
-    if (write_full(G.cmd_fd, &c, sizeof(c)) < 0 ||
-        read_full(G.reply_fd, r, sizeof(*r)) != (ssize_t)sizeof(*r)) {
-        r->err = EPIPE;
-        return -1;
-    }
-    return 0;
-}
-
-static void kill_idle(void)
-{
-    if (G.nursery <= 0)
-        return;
-    struct ncmd c = {N_KILL, 0, 0, 0};
-    int done;
-    if (write_full(G.cmd_fd, &c, sizeof(c)) == 0)
-        read_full(G.reply_fd, &done, sizeof(done));
-}
-
-static void nursery_stop(void)
-{
-    if (G.nursery <= 0)
-        return;
-    struct ncmd c = {N_EXIT, 0, 0, 0};
-    write_full(G.cmd_fd, &c, sizeof(c));
-    close(G.cmd_fd);
-    close(G.reply_fd);
-    while (waitpid(G.nursery, NULL, 0) < 0 && errno == EINTR)
-        ;
-    G.nursery = 0;
-}
 
 /* ------------------------------------------------------------------ */
 /* cgroups: the v1 controllers the backend uses                         */
@@ -1586,7 +1406,7 @@ static void load_phase(const struct paths *P, int procs, int users, int seconds,
         (double)pol.scan_interval / 1e6);
     double t0 = wall_us();
     struct nreply nr;
-    spawn_idle(procs, users, &nr);
+    free(spawn_idle(procs, users, LOAD_BASE_UID, &nr));
     r->spawn_s = (wall_us() - t0) / 1e6;
     if (nr.made != procs || nr.ready != procs) {
         snprintf(r->why, sizeof(r->why), "started %d of %d processes (%d ready): %s", nr.made,

@@ -2,6 +2,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -112,4 +117,187 @@ bool has_token(const char *list, const char *word)
         p = end + 1;
     }
     return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* the nursery: forks, kills and reaps the idle processes               */
+
+static struct {
+    pid_t pid;
+    int cmd_fd, reply_fd;
+} nursery = {0, -1, -1};
+
+
+static pid_t kids[MAX_CHILDREN];
+static int kid_count;
+
+static void nursery_kill_all(void)
+{
+    for (int i = 0; i < kid_count; i++)
+        kill(kids[i], SIGKILL);
+    for (int i = 0; i < kid_count; i++)
+        while (waitpid(kids[i], NULL, 0) < 0 && errno == EINTR)
+            ;
+    kid_count = 0;
+}
+
+static void idle_child(uid_t uid, const int ready[2], int cmd_fd, int reply_fd, pid_t parent)
+{
+    close(ready[0]);
+    close(cmd_fd);
+    close(reply_fd);
+    if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+        _exit(1);
+    /* After the uid change, which clears it: die with the nursery. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    char b = 'x';
+    while (write(ready[1], &b, 1) < 0 && errno == EINTR)
+        ;
+    close(ready[1]);
+    for (;;)
+        pause();
+}
+
+static void nursery_spawn(const struct ncmd *c, int cmd_fd, int reply_fd)
+{
+    struct nreply r = {0, 0, 0};
+    int ready[2];
+    pid_t self = getpid();
+    int want = c->count;
+    if (want > MAX_CHILDREN - kid_count)
+        want = MAX_CHILDREN - kid_count;
+    if (pipe(ready) < 0) {
+        r.err = errno;
+        write_full(reply_fd, &r, sizeof(r));
+        return;
+    }
+    int first = kid_count;
+    for (int i = 0; i < want; i++) {
+        uid_t uid = (uid_t)(c->base_uid + (unsigned)(i % c->users));
+        pid_t p = fork();
+        if (p == 0)
+            idle_child(uid, ready, cmd_fd, reply_fd, self);
+        if (p < 0) {
+            r.err = errno;
+            break;
+        }
+        kids[kid_count++] = p;
+        r.made++;
+    }
+    close(ready[1]);
+    char buf[4096];
+    while (r.ready < r.made) {
+        ssize_t n = read(ready[0], buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        r.ready += (int)n;
+    }
+    close(ready[0]);
+    write_full(reply_fd, &r, sizeof(r));
+    write_full(reply_fd, kids + first, (size_t)r.made * sizeof(pid_t));
+}
+
+static void nursery_main(int cmd_fd, int reply_fd)
+{
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    /* Root is not held to RLIMIT_NPROC, the children after setuid are. */
+    struct rlimit inf = {RLIM_INFINITY, RLIM_INFINITY};
+    setrlimit(RLIMIT_NPROC, &inf);
+    for (;;) {
+        struct ncmd c;
+        if (read_full(cmd_fd, &c, sizeof(c)) != (ssize_t)sizeof(c))
+            break; /* the benchmark went away */
+        if (c.op == N_SPAWN) {
+            nursery_spawn(&c, cmd_fd, reply_fd);
+        } else if (c.op == N_KILL) {
+            nursery_kill_all();
+            int done = 0;
+            write_full(reply_fd, &done, sizeof(done));
+        } else {
+            break;
+        }
+    }
+    nursery_kill_all();
+    _exit(0);
+}
+
+
+int nursery_start(void)
+{
+    int cmd[2], rep[2];
+    if (pipe2(cmd, O_CLOEXEC) < 0)
+        return -1;
+    if (pipe2(rep, O_CLOEXEC) < 0) {
+        close(cmd[0]);
+        close(cmd[1]);
+        return -1;
+    }
+    pid_t p = fork();
+    if (p < 0)
+        return -1;
+    if (p == 0) {
+        close(cmd[1]);
+        close(rep[0]);
+        setpgid(0, 0); /* away from the terminal's ^C: the benchmark decides */
+        nursery_main(cmd[0], rep[1]);
+    }
+    setpgid(p, p);
+    close(cmd[0]);
+    close(rep[1]);
+    nursery.pid = p;
+    nursery.cmd_fd = cmd[1];
+    nursery.reply_fd = rep[0];
+    return 0;
+}
+
+/* Start procs idle processes over users uids; returns their pids (malloc'd). */
+pid_t *spawn_idle(int procs, int users, unsigned base_uid, struct nreply *r)
+{
+    struct ncmd c = {N_SPAWN, procs, users, base_uid};
+    memset(r, 0, sizeof(*r));
+    if (write_full(nursery.cmd_fd, &c, sizeof(c)) < 0 ||
+        read_full(nursery.reply_fd, r, sizeof(*r)) != (ssize_t)sizeof(*r)) {
+        r->err = EPIPE;
+        return NULL;
+    }
+    pid_t *pids = calloc((size_t)r->made + 1, sizeof(pid_t));
+    if (!pids)
+        abort();
+    if (read_full(nursery.reply_fd, pids, (size_t)r->made * sizeof(pid_t)) !=
+        (ssize_t)((size_t)r->made * sizeof(pid_t)))
+        r->err = EPIPE;
+    return pids;
+}
+
+void kill_idle(void)
+{
+    if (nursery.pid <= 0)
+        return;
+    struct ncmd c = {N_KILL, 0, 0, 0};
+    int done;
+    if (write_full(nursery.cmd_fd, &c, sizeof(c)) == 0)
+        read_full(nursery.reply_fd, &done, sizeof(done));
+}
+
+void nursery_stop(void)
+{
+    if (nursery.pid <= 0)
+        return;
+    struct ncmd c = {N_EXIT, 0, 0, 0};
+    write_full(nursery.cmd_fd, &c, sizeof(c));
+    close(nursery.cmd_fd);
+    close(nursery.reply_fd);
+    while (waitpid(nursery.pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    nursery.pid = 0;
 }

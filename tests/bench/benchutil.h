@@ -17,4 +17,26 @@ int write_text(const char *path, const char *text);
 double machine_busy_us(void);
 bool has_token(const char *list, const char *word);
 
+#define MAX_CHILDREN 30000
+
+/* The nursery: a small process forked first, which starts idle processes
+ * under given uids, and kills and reaps them on request or when the
+ * benchmark dies. */
+enum { N_SPAWN = 1, N_KILL, N_EXIT };
+
+struct ncmd {
+    int op, count, users;
+    unsigned base_uid;
+};
+
+struct nreply {
+    int made, ready, err;
+};
+
+int nursery_start(void);
+/* procs idle processes over users uids from base_uid; their pids (malloc'd). */
+pid_t *spawn_idle(int procs, int users, unsigned base_uid, struct nreply *r);
+void kill_idle(void);
+void nursery_stop(void);
+
 #endif

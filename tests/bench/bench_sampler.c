@@ -680,52 +680,6 @@ static void bench_counters(struct result *r, const struct policy *pol, const pid
 /* ------------------------------------------------------------------ */
 /* 3. the daemon                                                        */
 
-struct daemon_reading {
-    bool alive;
-    char state;
-    uint64_t ticks;
-    uint64_t run_ns; /* schedstat, 0 if absent */
-};
-
-static struct daemon_reading read_daemon(pid_t pid)
-{
-    struct daemon_reading d = {false, '?', 0, 0};
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return d;
-    ssize_t n = procfs_pread(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    struct proc_stat st;
-    if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) < 0)
-        return d;
-    d.alive = st.state != 'Z';
-    d.state = st.state;
-    d.ticks = st.utime + st.stime;
-    snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
-    char *t = read_text(path, 128);
-    if (t)
-        d.run_ns = strtoull(t, NULL, 10);
-    free(t);
-    return d;
-}
-
-static double status_mib(pid_t pid, const char *key)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    char *t = read_text(path, 8192);
-    double v = -1;
-    if (t) {
-        char *p = strstr(t, key);
-        if (p)
-            v = (double)strtol(p + strlen(key) + 1, NULL, 10) / 1024.0;
-        free(t);
-    }
-    return v;
-}
-
 static bool daemon_exited(void)
 {
     int st;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "benchutil.h"
+#include "procfs.h"
 
 double tv_us(struct timeval t)
 {
@@ -300,4 +301,44 @@ void nursery_stop(void)
     while (waitpid(nursery.pid, NULL, 0) < 0 && errno == EINTR)
         ;
     nursery.pid = 0;
+}
+
+/* A process as the benchmarks watch the daemon: alive, state, CPU. */
+struct daemon_reading read_daemon(pid_t pid)
+{
+    struct daemon_reading d = {false, '?', 0, 0};
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return d;
+    ssize_t n = procfs_pread(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    struct proc_stat st;
+    if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) < 0)
+        return d;
+    d.alive = st.state != 'Z';
+    d.state = st.state;
+    d.ticks = st.utime + st.stime;
+    snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+    char *t = read_text(path, 128);
+    if (t)
+        d.run_ns = strtoull(t, NULL, 10);
+    free(t);
+    return d;
+}
+
+double status_mib(pid_t pid, const char *key)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    char *t = read_text(path, 8192);
+    double v = -1;
+    if (t) {
+        char *p = strstr(t, key);
+        if (p)
+            v = (double)strtol(p + strlen(key) + 1, NULL, 10) / 1024.0;
+        free(t);
+    }
+    return v;
 }

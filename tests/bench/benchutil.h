@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/time.h>
 #include <sys/types.h>
 
@@ -38,5 +39,15 @@ int nursery_start(void);
 pid_t *spawn_idle(int procs, int users, unsigned base_uid, struct nreply *r);
 void kill_idle(void);
 void nursery_stop(void);
+
+struct daemon_reading {
+    bool alive;
+    char state;
+    uint64_t ticks;
+    uint64_t run_ns; /* schedstat, 0 if absent */
+};
+struct daemon_reading read_daemon(pid_t pid);
+/* A "Key:" of /proc/PID/status in MiB (its kB / 1024), -1 if absent. */
+double status_mib(pid_t pid, const char *key);
 
 #endif

@@ -5,6 +5,7 @@ Everything here is real: real users (lgtest*, made and removed here),
 real processes, the real daemon reading the real /proc.  Nothing is
 mocked.  Tests need root; without it they exit 77 (automake's "skip")."""
 
+import fcntl
 import json
 import os
 import pwd
@@ -188,6 +189,10 @@ def private_copy(src, directory, name):
 def run_tests():
     """Run the module's tests; print the closing line CI reads."""
     require_root()
+    # One test run at a time on a node: runs share the lgtest* names and
+    # time each other's CPU (a second build's check would skew a throttle).
+    lock = open("/run/lock/loginguard-tests.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     result = unittest.main(exit=False, verbosity=2).result
     failed = len(result.failures) + len(result.errors)
     print(f"{result.testsRun - failed} passed, {failed} failed")

@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "safefile.h"
 #include "state.h"
 #include "units.h"
 #include "util.h"
 
-#define TMP_FILE STATE_FILE ".tmp"
 /* About 200 bytes a user: room for some 300,000 users.  Anything bigger
  * was not written by us. */
 #define MAX_FILE_BYTES (64u << 20)
@@ -80,62 +80,6 @@ static char *state_to_text(const struct engine_state *st, uint64_t now)
     return text;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* text into DIR/state.json.tmp, on disk before the caller renames it: a
- * rename that reached the disk before the data would leave an empty
- * state.json after a power cut. */
-static int write_tmp(int dirfd, const char *dir, const char *text, char *err, size_t err_len)
-{
-    /* A leftover of a crash, or something planted there: removed, never
-     * written through.  With O_EXCL the open neither follows a symlink
-     * nor truncates a hard link to some other file, as O_TRUNC on an
-     * existing name would. */
-    if (unlinkat(dirfd, TMP_FILE, 0) < 0 && errno != ENOENT) {
-        snprintf(err, err_len, "%s/%s: cannot remove the old temporary file: %s; remove it by hand",
-                 dir, TMP_FILE, strerror(errno));
-        return -1;
-    }
-    int fd = openat(dirfd, TMP_FILE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        snprintf(err, err_len,
-                 "%s/%s: cannot create: %s; check that %s is a directory root can write", dir,
-                 TMP_FILE, strerror(errno), dir);
-        return -1;
-    }
-    /* 0600 whatever the daemon's umask: who is penalised, and who is
-     * exempt until when, is for root to read. */
-    if (fchmod(fd, 0600) < 0 || write_all(fd, text, strlen(text)) < 0 ||
-        write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
-        int e = errno;
-        close(fd);
-        unlinkat(dirfd, TMP_FILE, 0);
-        snprintf(err, err_len, "%s/%s: cannot write: %s; check the space left on its file system",
-                 dir, TMP_FILE, strerror(e));
-        return -1;
-    }
-    if (close(fd) < 0) {
-        int e = errno;
-        unlinkat(dirfd, TMP_FILE, 0);
-        snprintf(err, err_len, "%s/%s: cannot write: %s; check the space left on its file system",
-                 dir, TMP_FILE, strerror(e));
-        return -1;
-    }
-    return 0;
-}
-
 int state_save(const char *dir, const struct engine_state *st, uint64_t now, char *err,
                size_t err_len)
 {
@@ -149,24 +93,10 @@ int state_save(const char *dir, const struct engine_state *st, uint64_t now, cha
     }
     int rc = -1;
     char *text = state_to_text(st, now);
-    if (!text) {
+    if (!text)
         snprintf(err, err_len, "%s/%s: cannot encode the state: out of memory", dir, STATE_FILE);
-    } else if (write_tmp(dirfd, dir, text, err, err_len) == 0) {
-        if (renameat(dirfd, TMP_FILE, dirfd, STATE_FILE) < 0) {
-            snprintf(err, err_len,
-                     "%s/%s: cannot replace it with %s: %s; check that it is not a directory", dir,
-                     STATE_FILE, TMP_FILE, strerror(errno));
-            unlinkat(dirfd, TMP_FILE, 0);
-        } else if (fsync(dirfd) < 0) {
-            /* The new file is in place, but its name may not be on disk. */
-            snprintf(err, err_len,
-                     "%s: cannot sync the state directory: %s; the state saved may not survive a "
-                     "power cut",
-                     dir, strerror(errno));
-        } else {
-            rc = 0;
-        }
-    }
+    else
+        rc = safe_write_file(dirfd, dir, STATE_FILE, text, err, err_len);
     free(text);
     close(dirfd);
     return rc;
@@ -174,41 +104,6 @@ int state_save(const char *dir, const struct engine_state *st, uint64_t now, cha
 
 /* ------------------------------------------------------------------ */
 /* Loading */
-
-/* All of fd into *out (NUL-terminated, to be freed).  Returns 0, -1 with
- * errno, or 1 if the file is larger than any state we write (*out is then
- * left alone). */
-static int read_all(int fd, char **out, size_t *len)
-{
-    size_t used = 0, cap = 4096;
-    char *buf = xmalloc(cap);
-    for (;;) {
-        if (used + 1 >= cap) {
-            if (cap > MAX_FILE_BYTES) {
-                free(buf);
-                return 1;
-            }
-            cap *= 2;
-            buf = xreallocarray(buf, cap, 1);
-        }
-        ssize_t n = read(fd, buf + used, cap - used - 1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            free(buf);
-            errno = e;
-            return -1;
-        }
-        if (n == 0)
-            break;
-        used += (size_t)n;
-    }
-    buf[used] = '\0';
-    *out = buf;
-    *len = used;
-    return 0;
-}
 
 /* An integer field of o between min and max, or -1 with why. */
 static int get_integer(const json_t *o, const char *key, json_int_t min, json_int_t max,
@@ -342,61 +237,19 @@ static int move_aside(int dirfd, const char *dir, uint64_t now, char *moved_to, 
     return -1;
 }
 
-/* Open DIR/state.json for reading if it is a regular file only root can
- * change.  Returns the descriptor, -1 with err, or -2 if absent. */
-static int open_state_file(int dirfd, const char *dir, char *err, size_t err_len)
-{
-    /* O_NONBLOCK: a FIFO planted there must not hang the daemon's start. */
-    int fd = openat(dirfd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT)
-        return -2;
-    if (fd < 0 && errno == ELOOP) {
-        snprintf(err, err_len,
-                 "%s/%s: is a symbolic link, which loginguardd does not follow; replace it with "
-                 "the file itself, or remove it to start with no penalties",
-                 dir, STATE_FILE);
-        return -1;
-    }
-    if (fd < 0) {
-        snprintf(err, err_len, "%s/%s: cannot open: %s; check its owner and mode (root, 0600)", dir,
-                 STATE_FILE, strerror(errno));
-        return -1;
-    }
-    struct stat sb;
-    const char *wrong = NULL;
-    if (fstat(fd, &sb) < 0)
-        wrong = strerror(errno);
-    else if (!S_ISREG(sb.st_mode))
-        wrong = "not a regular file";
-    /* A file someone else can write would let them exempt themselves. */
-    else if (sb.st_uid != geteuid() || (sb.st_mode & (S_IWGRP | S_IWOTH)))
-        wrong = "owned by another user or writable by others";
-    if (wrong) {
-        snprintf(err, err_len,
-                 "%s/%s: %s; remove it (penalties start afresh) or make it a regular file owned "
-                 "by root, mode 0600",
-                 dir, STATE_FILE, wrong);
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* Read and parse an open state file into st; on a bad file, move it
- * aside. */
-static enum state_load_result load_from(int dirfd, int fd, const char *dir, struct engine_state *st,
+/* Read and parse DIR/state.json into st; on a bad file, move it aside. */
+static enum state_load_result load_from(int dirfd, const char *dir, struct engine_state *st,
                                         uint64_t now, char *moved_to, size_t moved_len, char *err,
                                         size_t err_len)
 {
     char *text = NULL;
     size_t len;
     char why[300];
-    int r = read_all(fd, &text, &len);
-    if (r < 0) {
-        snprintf(err, err_len, "%s/%s: cannot read: %s; check the disk", dir, STATE_FILE,
-                 strerror(errno));
+    int r = safe_read_file(dirfd, dir, STATE_FILE, MAX_FILE_BYTES, &text, &len, err, err_len);
+    if (r == -2)
+        return STATE_ABSENT;
+    if (r < 0)
         return STATE_ERROR;
-    }
     struct engine_state parsed = {0};
     if (r > 0)
         snprintf(why, sizeof(why), "larger than %u bytes", MAX_FILE_BYTES);
@@ -436,14 +289,7 @@ enum state_load_result state_load(const char *dir, struct engine_state *st, uint
                  dir, strerror(errno));
         return STATE_ERROR;
     }
-    enum state_load_result res = STATE_ABSENT;
-    int fd = open_state_file(dirfd, dir, err, err_len);
-    if (fd == -1)
-        res = STATE_ERROR;
-    else if (fd >= 0) {
-        res = load_from(dirfd, fd, dir, st, now, moved_to, moved_len, err, err_len);
-        close(fd);
-    }
+    enum state_load_result res = load_from(dirfd, dir, st, now, moved_to, moved_len, err, err_len);
     close(dirfd);
     return res;
 }

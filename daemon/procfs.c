@@ -73,6 +73,7 @@ int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *out)
     }
     out->ppid = (pid_t)f[4];
     out->session = (pid_t)f[6];
+    out->tty_nr = (int)f[7];
     out->utime = (uint64_t)f[14];
     out->stime = (uint64_t)f[15];
     out->num_threads = (uint64_t)f[20];

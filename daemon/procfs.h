@@ -17,6 +17,7 @@ struct proc_stat {
     char state;
     pid_t ppid;
     pid_t session;
+    int tty_nr;           /* controlling terminal's device number, 0 for none */
     uint64_t utime;       /* clock ticks, whole thread group */
     uint64_t stime;
     uint64_t num_threads;

@@ -1,0 +1,196 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <libnotify/notify.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "notify_desktop.h"
+#include "util.h"
+
+/* The child's exit statuses, turned into err by the parent. */
+enum {
+    DESKTOP_SENT = 0,
+    DESKTOP_NOT_USER = 2,
+    DESKTOP_NO_INIT = 3,
+    DESKTOP_NOT_SHOWN = 4,
+};
+
+struct desktop_job {
+    uid_t uid;
+    gid_t gid;
+    const char *user, *home, *runtime_dir;
+    char *address;
+    const char *summary, *body;
+    bool urgent;
+};
+
+/* A D-Bus address value: bytes outside the safe set are %-escaped. */
+static char *bus_address(const char *runtime_dir)
+{
+    static const char safe[] = "-_/.\\*";
+    size_t n = strlen(runtime_dir);
+    char *out = xmalloc(strlen("unix:path=") + 3 * n + strlen("/bus") + 1);
+    char *p = stpcpy(out, "unix:path=");
+    for (const unsigned char *s = (const unsigned char *)runtime_dir; *s; s++) {
+        if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+            strchr(safe, *s))
+            *p++ = (char)*s;
+        else
+            p += sprintf(p, "%%%02x", *s);
+    }
+    strcpy(p, "/bus");
+    return out;
+}
+
+/* Does uid have a session bus there?  Neither the directory nor the
+ * socket may be a link or someone else's. */
+static bool has_session_bus(uid_t uid, const char *runtime_dir)
+{
+    int dirfd = open(runtime_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dirfd < 0)
+        return false;
+    struct stat dir, bus;
+    bool ok = fstat(dirfd, &dir) == 0 && dir.st_uid == uid &&
+              fstatat(dirfd, "bus", &bus, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(bus.st_mode) &&
+              bus.st_uid == uid;
+    close(dirfd);
+    return ok;
+}
+
+/* In the child: become the user for good, or fail. */
+static bool become_user(const struct desktop_job *job)
+{
+    if (initgroups(job->user, job->gid) != 0 || setresgid(job->gid, job->gid, job->gid) != 0 ||
+        setresuid(job->uid, job->uid, job->uid) != 0)
+        return false;
+    uid_t r, e, s;
+    gid_t rg, eg, sg;
+    if (getresuid(&r, &e, &s) != 0 || r != job->uid || e != job->uid || s != job->uid ||
+        getresgid(&rg, &eg, &sg) != 0 || rg != job->gid || eg != job->gid || sg != job->gid)
+        return false;
+    /* No way back: with every uid the user's, root must be out of reach. */
+    return setresuid(0, 0, 0) != 0 && setresgid(0, 0, 0) != 0;
+}
+
+/* Valid UTF-8 (D-Bus requires it) without control characters. */
+static char *clean_text(const char *s)
+{
+    char *valid = g_utf8_make_valid(s, -1);
+    char *p = valid;
+    for (char *q = valid; *q; q++)
+        if (*q == '\n' || *q == '\t' || ((unsigned char)*q >= 0x20 && *q != 0x7f))
+            *p++ = *q;
+    *p = '\0';
+    return valid;
+}
+
+static bool server_reads_markup(void)
+{
+    GList *caps = notify_get_server_caps();
+    bool markup = g_list_find_custom(caps, "body-markup", (GCompareFunc)strcmp) != NULL;
+    g_list_free_full(caps, g_free);
+    return markup;
+}
+
+static int send_notice(void *arg)
+{
+    struct desktop_job *job = arg;
+    if (!become_user(job))
+        return DESKTOP_NOT_USER;
+    if (chdir("/") != 0 || clearenv() != 0 ||
+        setenv("DBUS_SESSION_BUS_ADDRESS", job->address, 1) != 0 ||
+        setenv("XDG_RUNTIME_DIR", job->runtime_dir, 1) != 0 || setenv("HOME", job->home, 1) ||
+        setenv("USER", job->user, 1) != 0 || setenv("LOGNAME", job->user, 1) != 0)
+        return DESKTOP_NOT_USER;
+    if (!notify_init("loginguard"))
+        return DESKTOP_NO_INIT;
+    char *summary = clean_text(job->summary), *body = clean_text(job->body);
+    if (server_reads_markup()) {
+        char *escaped = g_markup_escape_text(body, -1);
+        g_free(body);
+        body = escaped;
+    }
+    NotifyNotification *n = notify_notification_new(summary, body, NULL);
+    notify_notification_set_urgency(n, job->urgent ? NOTIFY_URGENCY_CRITICAL
+                                                   : NOTIFY_URGENCY_NORMAL);
+    GError *error = NULL;
+    if (!notify_notification_show(n, &error)) {
+        fprintf(stderr, "loginguardd: desktop notice to %s: %s\n", job->user,
+                error ? error->message : "unknown error");
+        return DESKTOP_NOT_SHOWN;
+    }
+    return DESKTOP_SENT;
+}
+
+static enum notify_outcome outcome_of(int status, const struct desktop_job *job, char *err,
+                                      size_t err_len)
+{
+    if (WIFEXITED(status)) {
+        switch (WEXITSTATUS(status)) {
+        case DESKTOP_SENT:
+            return NOTIFY_SENT;
+        case DESKTOP_NOT_USER:
+            snprintf(err, err_len, "the desktop notice child could not become %s (uid %u) "
+                     "fully; nothing was sent", job->user, (unsigned)job->uid);
+            return NOTIFY_FAILED;
+        case DESKTOP_NOT_SHOWN:
+            snprintf(err, err_len, "no notification server on %s's session bus took the "
+                     "notice (%s)", job->user, job->address);
+            return NOTIFY_FAILED;
+        default:
+            break;
+        }
+    }
+    char how[64];
+    child_describe_status(status, how, sizeof(how));
+    snprintf(err, err_len, "the desktop notice child for %s %s", job->user, how);
+    return NOTIFY_FAILED;
+}
+
+enum notify_outcome notify_desktop(uid_t uid, const char *runtime_dir, const char *summary,
+                                   const char *body, bool urgent, uint64_t timeout_usec, char *err,
+                                   size_t err_len)
+{
+    struct passwd pw, *found = NULL;
+    char pwbuf[4096];
+    if (uid == 0) {
+        snprintf(err, err_len, "desktop notices are never sent as root");
+        return NOTIFY_FAILED;
+    }
+    if (!has_session_bus(uid, runtime_dir)) {
+        snprintf(err, err_len, "no session bus of uid %u at %s/bus", (unsigned)uid, runtime_dir);
+        return NOTIFY_SKIPPED;
+    }
+    if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) != 0 || !found) {
+        snprintf(err, err_len, "no user with uid %u in the user database", (unsigned)uid);
+        return NOTIFY_FAILED;
+    }
+    struct desktop_job job = {uid,     found->pw_gid, found->pw_name, found->pw_dir, runtime_dir,
+                              bus_address(runtime_dir), summary, body, urgent};
+    int status;
+    enum notify_outcome outcome = NOTIFY_FAILED;
+    switch (child_run(send_notice, &job, NULL, 0, timeout_usec, &status)) {
+    case CHILD_ERROR:
+        snprintf(err, err_len, "could not fork the desktop notice child: %s", strerror(errno));
+        break;
+    case CHILD_TIMED_OUT:
+        snprintf(err, err_len, "the desktop notice to %s took more than %llu ms and was "
+                 "stopped; is the session bus at %s hung?", job.user,
+                 (unsigned long long)(timeout_usec / 1000), job.address);
+        break;
+    case CHILD_EXITED:
+        outcome = outcome_of(status, &job, err, err_len);
+        break;
+    }
+    free(job.address);
+    return outcome;
+}

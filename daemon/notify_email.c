@@ -1,0 +1,246 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "notify_email.h"
+#include "util.h"
+
+#define SUBJECT_MAX 200     /* bytes, before encoding */
+#define HEADER_VALUE_MAX 900 /* From, To: under RFC 5322's 998 a line */
+#define ENCODED_CHUNK 45    /* bytes per encoded word: 60 base64 characters */
+#define MAX_ARGS 32
+
+static bool is_control(unsigned char c)
+{
+    return c < 0x20 || c == 0x7f;
+}
+
+/* A header value on one line: control bytes become spaces, cut to max
+ * bytes without splitting a UTF-8 sequence. */
+static char *header_value(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n > max) {
+        n = max;
+        while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+            n--;
+    }
+    char *v = xstrndup(s, n);
+    for (char *p = v; *p; p++)
+        if (is_control((unsigned char)*p))
+            *p = ' ';
+    return v;
+}
+
+static bool is_ascii(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s >= 0x80)
+            return false;
+    return true;
+}
+
+static void base64(FILE *out, const unsigned char *in, size_t len)
+{
+    static const char digits[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)in[i] << 16;
+        if (i + 1 < len)
+            v |= (unsigned)in[i + 1] << 8;
+        if (i + 2 < len)
+            v |= in[i + 2];
+        fputc(digits[(v >> 18) & 63], out);
+        fputc(digits[(v >> 12) & 63], out);
+        fputc(i + 1 < len ? digits[(v >> 6) & 63] : '=', out);
+        fputc(i + 2 < len ? digits[v & 63] : '=', out);
+    }
+}
+
+/* Plain ASCII: folded at spaces so that no line passes 78 characters
+ * where a space allows it. */
+static void subject_ascii(FILE *out, const char *s)
+{
+    size_t column = strlen("Subject: ");
+    while (*s) {
+        size_t word = strcspn(s + 1, " ") + 1;
+        if (*s == ' ' && column + word > 78 && column > strlen("Subject: ")) {
+            fputc('\n', out);
+            column = 0;
+        }
+        fwrite(s, 1, word, out);
+        column += word;
+        s += word;
+    }
+}
+
+/* Not ASCII: RFC 2047 encoded words, one a line, each whole UTF-8
+ * sequences only. */
+static void subject_encoded(FILE *out, const char *s)
+{
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len;) {
+        size_t n = len - i < ENCODED_CHUNK ? len - i : ENCODED_CHUNK;
+        while (i + n < len && n > 1 && ((unsigned char)s[i + n] & 0xc0) == 0x80)
+            n--;
+        fputs(i ? "\n =?UTF-8?B?" : "=?UTF-8?B?", out);
+        base64(out, (const unsigned char *)s + i, n);
+        fputs("?=", out);
+        i += n;
+    }
+}
+
+/* RFC 5322's date, in English whatever the locale. */
+static void date_header(FILE *out, time_t date)
+{
+    static const char *days[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+    static const char *months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    struct tm tm;
+    localtime_r(&date, &tm);
+    long off = tm.tm_gmtoff / 60;
+    fprintf(out, "Date: %s, %02d %s %04d %02d:%02d:%02d %c%02ld%02ld\n", days[tm.tm_wday],
+            tm.tm_mday, months[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec,
+            off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+}
+
+static void body_text(FILE *out, const char *s)
+{
+    bool line_start = true;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\r' && s[1] == '\n')
+            continue;
+        if (c == '\r')
+            c = '\n';
+        if (is_control(c) && c != '\n' && c != '\t')
+            continue;
+        fputc(c, out);
+        if (line_start && c == '.' && (s[1] == '\n' || s[1] == '\r' || s[1] == '\0'))
+            fputc(' ', out);
+        line_start = c == '\n';
+    }
+    if (!line_start)
+        fputc('\n', out);
+}
+
+char *email_compose(const char *from, const char *to, const char *subject, const char *body,
+                    time_t date)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out)
+        abort(); /* out of memory, as in util.c */
+    char *from_v = header_value(from, HEADER_VALUE_MAX);
+    char *to_v = header_value(to, HEADER_VALUE_MAX);
+    char *subject_v = header_value(subject, SUBJECT_MAX);
+    fprintf(out, "From: %s\nTo: %s\nSubject: ", from_v, to_v);
+    if (is_ascii(subject_v))
+        subject_ascii(out, subject_v);
+    else
+        subject_encoded(out, subject_v);
+    fputc('\n', out);
+    date_header(out, date);
+    fputs("Auto-Submitted: auto-generated\n"
+          "MIME-Version: 1.0\n"
+          "Content-Type: text/plain; charset=utf-8\n"
+          "Content-Transfer-Encoding: 8bit\n"
+          "\n",
+          out);
+    body_text(out, body);
+    free(from_v);
+    free(to_v);
+    free(subject_v);
+    if (fclose(out) != 0)
+        abort();
+    return text;
+}
+
+char *email_address(const char *user, const char *domain)
+{
+    if (domain && *domain)
+        return xasprintf("%s@%s", user, domain);
+    return xstrdup(user);
+}
+
+struct sendmail_run {
+    char *argv[MAX_ARGS + 1];
+};
+
+static int exec_sendmail(void *arg)
+{
+    struct sendmail_run *run = arg;
+    char *env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+    execve(run->argv[0], run->argv, env);
+    return 127;
+}
+
+/* Split on spaces and tabs into run->argv (pointing into copy). */
+static int split_command(char *copy, struct sendmail_run *run)
+{
+    size_t n = 0;
+    for (char *save = NULL, *word = strtok_r(copy, " \t", &save); word;
+         word = strtok_r(NULL, " \t", &save)) {
+        if (n == MAX_ARGS)
+            return -1;
+        run->argv[n++] = word;
+    }
+    run->argv[n] = NULL;
+    return n ? 0 : -1;
+}
+
+static enum notify_outcome run_sendmail(struct sendmail_run *run, const char *message,
+                                        uint64_t timeout_usec, char *err, size_t err_len)
+{
+    const char *name = run->argv[0];
+    int status;
+    switch (child_run(exec_sendmail, run, message, strlen(message), timeout_usec, &status)) {
+    case CHILD_ERROR:
+        snprintf(err, err_len, "could not start '%s': %s", name, strerror(errno));
+        return NOTIFY_FAILED;
+    case CHILD_TIMED_OUT:
+        snprintf(err, err_len, "'%s' did not finish within %llu ms and was killed; is the mail "
+                 "system up?", name, (unsigned long long)(timeout_usec / 1000));
+        return NOTIFY_FAILED;
+    case CHILD_EXITED:
+        break;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return NOTIFY_SENT;
+    char how[64];
+    child_describe_status(status, how, sizeof(how));
+    snprintf(err, err_len, "'%s' %s; the mail was not sent (see the mail system's log)", name,
+             how);
+    return NOTIFY_FAILED;
+}
+
+enum notify_outcome notify_email(const char *sendmail_command, const char *from, const char *to,
+                                 const char *subject, const char *body, uint64_t timeout_usec,
+                                 char *err, size_t err_len)
+{
+    char *copy = xstrdup(sendmail_command);
+    struct sendmail_run run;
+    enum notify_outcome outcome = NOTIFY_FAILED;
+    if (split_command(copy, &run) < 0) {
+        snprintf(err, err_len, "the sendmail command '%s' is empty or has more than %d words",
+                 sendmail_command, MAX_ARGS);
+    } else if (run.argv[0][0] != '/' || access(run.argv[0], X_OK) != 0) {
+        snprintf(err, err_len, "the sendmail command '%s' is not an executable given by its full "
+                 "path (%s); install a mail transfer agent or set the command to one",
+                 run.argv[0], run.argv[0][0] != '/' ? "not absolute" : strerror(errno));
+    } else {
+        char *message = email_compose(from, to, subject, body, time(NULL));
+        outcome = run_sendmail(&run, message, timeout_usec, err, err_len);
+        free(message);
+    }
+    free(copy);
+    return outcome;
+}

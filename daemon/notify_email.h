@@ -1,0 +1,37 @@
+/* The email channel: a message handed to the site's sendmail command.
+ * Subject and body carry process names, which their owner chose: nothing
+ * in them may become a header (a name with "\nBcc: someone" must not send
+ * a copy anywhere). */
+#ifndef LOGINGUARD_NOTIFY_EMAIL_H
+#define LOGINGUARD_NOTIFY_EMAIL_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "notify_outcome.h"
+
+/* Run the sendmail command (argv split on spaces, e.g. "/usr/sbin/sendmail
+ * -i -t"; no shell; the program must be an absolute path) as a child with
+ * the message from email_compose() on stdin, bounded by timeout_usec
+ * (killed and reaped after it).  An exit status other than 0 is a failure
+ * whose err names the command. */
+enum notify_outcome notify_email(const char *sendmail_command, const char *from, const char *to,
+                                 const char *subject, const char *body, uint64_t timeout_usec,
+                                 char *err, size_t err_len);
+
+/* The address: "<user>@<domain>" when domain is set (non-empty), else the
+ * bare user name (local delivery). */
+char *email_address(const char *user, const char *domain);
+
+/* The whole message, as notify_email() sends it: From, To, Subject, Date,
+ * Auto-Submitted: auto-generated, MIME headers for UTF-8 text, a blank
+ * line and the body.  In header values every control byte (CR and LF
+ * among them) becomes a space; the subject is cut to 200 bytes and folded,
+ * as RFC 2047 encoded words when it is not plain ASCII.  In the body,
+ * control bytes other than newline and tab are dropped and a line of a
+ * lone "." gets a space (it would end the message for a sendmail run
+ * without -i).  Lines end in "\n"; sendmail makes them CRLF. */
+char *email_compose(const char *from, const char *to, const char *subject, const char *body,
+                    time_t date);
+
+#endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "configfile.h"
@@ -66,6 +67,11 @@ static const struct key keys[] = {
     {"notify", "interactive_partition", T_STRING, P(interactive_partition), 0},
     {"notify", "docs_url", T_STRING, P(docs_url), 0},
     {"notify", "sendmail", T_STRING, P(sendmail), 0},
+    {"notify", "email_domain", T_STRING, P(email_domain), 0},
+    {"notify", "email_from", T_STRING, P(email_from), 0},
+    {"notify", "rate_limit", T_DURATION, P(rate_limit), 0},
+    {"notify", "in_observe", T_BOOL, P(notify_in_observe), 0},
+    {"notify", "notices_dirs", T_LIST, P(notices_dirs), 0},
     {NULL, NULL, 0, 0, 0},
 };
 
@@ -376,6 +382,9 @@ int config_validate(struct policy *p, const char *path, struct errors *errs)
             errors_add(errs, path, 0, "[notify] channels: unknown channel '%s'; use tty, "
                        "desktop, email, login", p->channels.names[i]);
     }
+    if (name_list_contains(&p->channels, "email") && (!p->sendmail || !p->sendmail[0]))
+        errors_add(errs, path, 0, "[notify] channels has email but sendmail is empty; set "
+                   "sendmail = /usr/sbin/sendmail -i -t");
     return errs->count == before ? 0 : -1;
 }
 
@@ -386,6 +395,15 @@ static char *sibling(const char *path, const char *name)
     char *dir = xasprintf("%s/%s", dirname(copy), name);
     free(copy);
     return dir;
+}
+
+static bool any_directory(const struct name_list *dirs)
+{
+    struct stat sb;
+    for (size_t i = 0; i < dirs->count; i++)
+        if (stat(dirs->names[i], &sb) == 0 && S_ISDIR(sb.st_mode))
+            return true;
+    return false;
 }
 
 int config_load(const char *path, bool must_exist, struct policy *out, struct errors *errs)
@@ -412,6 +430,16 @@ int config_load(const char *path, bool must_exist, struct policy *out, struct er
         out->rules_dirs.names[out->rules_dirs.count++] = xstrdup(PKGDATADIR "/rules.d");
     }
     rules_load_dirs(&out->rules, out->rules_dirs.names, out->rules_dirs.count, errs);
+    if (out->notices_dirs.count == 0) {
+        out->notices_dirs.names[out->notices_dirs.count++] = sibling(path, "notices");
+        out->notices_dirs.names[out->notices_dirs.count++] = xstrdup(PKGDATADIR "/notices");
+    }
+    /* No template directory at all is a build tree or a broken install,
+     * not an admin's mistake: the daemon says so at start and sends no
+     * notices.  A directory that is there must be right. */
+    if (any_directory(&out->notices_dirs))
+        notice_templates_load(&out->notices, out->notices_dirs.names, out->notices_dirs.count,
+                              errs);
     config_validate(out, path, errs);
 
     if (errs->count != before) {

@@ -51,6 +51,10 @@ void policy_init_defaults(struct policy *p)
     p->channels.names[p->channels.count++] = xstrdup("login");
     p->batch_partition = xstrdup("batch");
     p->interactive_partition = xstrdup("interactive");
+    p->sendmail = xstrdup("/usr/sbin/sendmail -i -t");
+    p->email_from = xstrdup("root");
+    p->rate_limit = 60 * 60 * USEC_PER_SEC;
+    /* notices_dirs stays empty here, like rules_dirs. */
 }
 
 static void name_list_free(struct name_list *l)
@@ -75,6 +79,10 @@ void policy_free(struct policy *p)
     free(p->interactive_partition);
     free(p->docs_url);
     free(p->sendmail);
+    free(p->email_domain);
+    free(p->email_from);
+    name_list_free(&p->notices_dirs);
+    notice_templates_free(&p->notices);
     rules_free(&p->rules);
     memset(p, 0, sizeof(*p));
 }

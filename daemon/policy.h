@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "notices.h"
 #include "rules.h"
 
 #define MAX_LEVELS 8
@@ -75,7 +76,13 @@ struct policy {
     char *batch_partition;
     char *interactive_partition;
     char *docs_url;
-    char *sendmail;
+    char *sendmail;             /* command and options, run without a shell */
+    char *email_domain;         /* To: user@email_domain; empty = the bare user name */
+    char *email_from;
+    uint64_t rate_limit;        /* usec: one notice of a kind per user per this */
+    bool notify_in_observe;     /* in observe mode, send notices marked as such */
+    struct name_list notices_dirs; /* site first, then shipped */
+    struct notice_templates notices;
 
     struct rule_set rules;
 };

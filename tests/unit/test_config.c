@@ -89,7 +89,11 @@ static void test_shipped_config_is_the_default(void **state)
     assert_string_equal(shipped.batch_partition, builtin.batch_partition);
     assert_string_equal(shipped.interactive_partition, builtin.interactive_partition);
     assert_null(shipped.docs_url);
-    assert_null(shipped.sendmail);
+    assert_string_equal(shipped.sendmail, builtin.sendmail);
+    assert_null(shipped.email_domain);
+    assert_string_equal(shipped.email_from, builtin.email_from);
+    assert_int_equal(shipped.rate_limit, builtin.rate_limit);
+    assert_int_equal(shipped.notify_in_observe, builtin.notify_in_observe);
     /* The shipped rules load with the shipped config: at least 60. */
     assert_true(shipped.rules.count >= 60);
     policy_free(&shipped);

@@ -218,8 +218,10 @@ static void test_shipped_templates(void **state)
         }
         if (k != NOTICE_FORBIDDEN)
             assert_non_null(strstr(n.body, "sbatch -p batch -c 4"));
-        if (k == NOTICE_THROTTLED || k == NOTICE_STOPPED || k == NOTICE_FORBIDDEN)
+        if (k == NOTICE_THROTTLED)
             assert_non_null(strstr(n.body, "until 14:30"));
+        if (k == NOTICE_STOPPED)
+            assert_non_null(strstr(n.body, "Until 14:30, your other processes"));
         if (k != NOTICE_RELEASED && k != NOTICE_FORBIDDEN)
         {
             assert_non_null(strstr(n.body, "3.9 cores"));

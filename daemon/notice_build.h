@@ -1,0 +1,38 @@
+/* What a decision tells the user: which notice, and the values of its
+ * placeholders.  Pure (the caller gives the clock's readings), so the
+ * unit tests check the words users read. */
+#ifndef LOGINGUARD_NOTICE_BUILD_H
+#define LOGINGUARD_NOTICE_BUILD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "notices.h"
+#include "policy.h"
+#include "snapshot.h"
+
+#define NOTICE_FIELD_MAX 20
+
+/* Which notice a decision calls for; false for none (a decay). */
+bool notice_kind_for(const struct policy *p, const struct decision *x, enum notice_kind *kind);
+
+/* What the builder knows beyond the decision. */
+struct notice_facts {
+    const struct policy *policy;
+    const struct decision *decision;
+    enum notice_kind kind;
+    const struct proc_sample *proc;  /* the program concerned, or NULL */
+    const char *user, *host;
+    uint64_t runtime_usec;           /* how long proc has run */
+};
+
+struct notice_values {
+    struct notice_field fields[NOTICE_FIELD_MAX];
+    size_t count;
+};
+
+void notice_values_build(struct notice_values *v, const struct notice_facts *f);
+void notice_values_free(struct notice_values *v);
+
+#endif

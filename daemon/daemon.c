@@ -22,6 +22,7 @@ static int sd_notify(int unset, const char *state)
 #include "actions.h"
 #include "configfile.h"
 #include "daemon.h"
+#include "notify.h"
 #include "state.h"
 #include "util.h"
 
@@ -122,6 +123,8 @@ static void restore_state(struct daemon *d)
     default:
         break;
     }
+    if (notice_rate_load(&d->notice_rate, d->policy.state_dir, err, sizeof(err)) < 0)
+        log_event(d, "state_error", err);
 }
 
 /* Per-user counters: the cgroupfs backend's own cgroups when it enforces,
@@ -159,11 +162,14 @@ int daemon_start(struct daemon *d)
     }
     restore_state(d);
     char msg[256];
-    snprintf(msg, sizeof(msg), "%s mode, %zu rules, %zu levels, %s sampling%s%s",
+    bool no_templates = d->policy.channels.count && !d->policy.notices.kinds[0].path;
+    snprintf(msg, sizeof(msg), "%s mode, %zu rules, %zu levels, %s sampling%s%s%s",
              mode_name(d->policy.mode), d->policy.rules.count, d->policy.level_count,
              d->sampler.use_counters ? "per-user cgroup" : "/proc",
              d->enforcing ? ", backend " : "",
-             d->enforcing ? backend_name(d->enforcer.backend) : "");
+             d->enforcing ? backend_name(d->enforcer.backend) : "",
+             no_templates ? "; no notice templates found, so no notices: set [notify] notices_dirs"
+                          : "");
     log_event(d, "daemon_started", msg);
     d->next_sample = d->next_sweep = now_boottime_usec();
     sd_notify(0, "READY=1");
@@ -229,6 +235,7 @@ void daemon_tick(struct daemon *d)
                                                         d->enforcing));
         if (d->enforcing)
             act_on_decision(d, x);
+        notify_decision(d, x);
     }
     if (d->enforcing) {
         adopt_new_processes(d);
@@ -291,6 +298,7 @@ void daemon_finish(struct daemon *d)
     decisions_free(&d->decisions);
     snapshot_free(&d->snap);
     engine_state_free(&d->engine);
+    notice_rate_free(&d->notice_rate);
     sampler_free(&d->sampler);
     policy_free(&d->policy);
 }

@@ -9,6 +9,7 @@
 #include "enforcer.h"
 #include "engine.h"
 #include "events.h"
+#include "notice_rate.h"
 #include "policy.h"
 #include "sampler.h"
 #include "snapshot.h"
@@ -32,6 +33,7 @@ struct daemon {
     struct decisions decisions;
     struct event_log events;
     struct enforcer enforcer;
+    struct notice_rate notice_rate;
     bool enforcing;        /* enforce mode with its backend open */
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;

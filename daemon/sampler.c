@@ -745,6 +745,21 @@ size_t sampler_process_tree(const struct sampler *s, pid_t pid, uid_t uid,
     return n;
 }
 
+size_t sampler_user_pids(const struct sampler *s, uid_t uid, pid_t **out)
+{
+    size_t n = 0, capacity = 0;
+    *out = NULL;
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+            if (t->ignored || t->uid != uid)
+                continue;
+            *out = grow_array(*out, n, &capacity, sizeof(**out));
+            (*out)[n++] = t->pid;
+        }
+    }
+    return n;
+}
+
 void sampler_reclassify(struct sampler *s, const struct policy *p)
 {
     users_forget(&s->users);

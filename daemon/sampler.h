@@ -104,6 +104,10 @@ void sampler_sweep(struct sampler *s, const struct policy *p);
 size_t sampler_process_tree(const struct sampler *s, pid_t pid, uid_t uid,
                             struct stop_target **out);
 
+/* Every known process of uid (for the terminals a notice goes to).
+ * Returns how many; *out is malloc'd. */
+size_t sampler_user_pids(const struct sampler *s, uid_t uid, pid_t **out);
+
 /* User processes first seen since the last call (for the cgroupfs
  * backend, which moves them into their user's cgroup).  The array stays
  * the sampler's. */

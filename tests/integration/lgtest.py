@@ -24,6 +24,7 @@ SPIN = os.path.join(TOP_BUILDDIR, "tests", "helpers", "spin")
 MEMHOG = os.path.join(TOP_BUILDDIR, "tests", "helpers", "memhog")
 SHIPPED_RULES = os.path.join(TOP_SRCDIR, "rules", "rules.d")
 SHIPPED_CONF = os.path.join(TOP_SRCDIR, "rules", "loginguard.conf")
+SHIPPED_NOTICES = os.path.join(TOP_SRCDIR, "rules", "notices")
 
 
 def require_root():
@@ -81,9 +82,17 @@ class Processes:
     def __init__(self):
         self.procs = []
 
-    def start(self, argv, user=None):
+    def start(self, argv, user=None, tty=None):
+        """argv as user; with tty (a terminal's path) that terminal is its
+        controlling terminal and its standard input, output and error."""
         def become():
             os.setsid()
+            if tty is not None:
+                # A session leader opening a terminal gets it as its own.
+                fd = os.open(tty, os.O_RDWR)
+                for std in (0, 1, 2):
+                    os.dup2(fd, std)
+                os.close(fd)
             if user is not None:
                 os.setgroups([])
                 os.setresgid(user.pw_gid, user.pw_gid, user.pw_gid)
@@ -117,6 +126,8 @@ event_log = {self.events_path}
 state_dir = {workdir}
 control_socket = {workdir}/control.sock
 rules_dirs = {SHIPPED_RULES}
+[notify]
+notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
 """ + dropin)
         self.proc = None
         self.stderr_path = os.path.join(workdir, "daemon.stderr")
@@ -195,7 +206,8 @@ def run_tests():
     fcntl.flock(lock, fcntl.LOCK_EX)
     result = unittest.main(exit=False, verbosity=2).result
     failed = len(result.failures) + len(result.errors)
-    print(f"{result.testsRun - failed} passed, {failed} failed")
+    # A failed setUpClass is an error with no test run.
+    print(f"{max(result.testsRun - failed, 0)} passed, {failed} failed")
     sys.exit(0 if failed == 0 else 1)
 
 

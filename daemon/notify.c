@@ -1,0 +1,154 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "login_notices.h"
+#include "notice_build.h"
+#include "notify.h"
+#include "notify_desktop.h"
+#include "notify_email.h"
+#include "notify_tty.h"
+#include "units.h"
+#include "util.h"
+
+/* A desktop or mail child that takes longer is killed: the daemon waits
+ * for it, and sampling must not stall behind a hung bus or MTA. */
+#define CHILD_TIMEOUT_USEC (2 * USEC_PER_SEC)
+
+static const char *const outcome_names[] = {"sent", "skipped", "failed"};
+
+static void notice_event(struct daemon *d, uid_t uid, const char *user, enum notice_kind kind,
+                         const char *channel, const char *outcome, const char *message)
+{
+    json_t *e = event_action("notice", uid, user, mode_name(d->policy.mode), d->events.host,
+                             now_realtime_usec());
+    json_object_set_new(e, "kind", json_string(notice_kind_name(kind)));
+    json_object_set_new(e, "channel", json_string(channel));
+    json_object_set_new(e, "outcome", json_string(outcome));
+    if (message && message[0])
+        json_object_set_new(e, "message", json_from_bytes(message, strlen(message)));
+    event_log_write(&d->events, e);
+}
+
+static enum notify_outcome send_tty(struct daemon *d, uid_t uid, const struct notice *n, char *msg,
+                                    size_t len)
+{
+    pid_t *pids;
+    size_t count = sampler_user_pids(&d->sampler, uid, &pids);
+    char *text = xasprintf("\n*** loginguard: %s ***\n%s\n", n->subject, n->body);
+    int skipped = 0;
+    int written = notify_tty(uid, pids, count, text, &skipped);
+    snprintf(msg, len, "%d terminal%s written, %d refused", written, written == 1 ? "" : "s",
+             skipped);
+    free(text);
+    free(pids);
+    return written > 0 ? NOTIFY_SENT : NOTIFY_SKIPPED;
+}
+
+/* Send on one channel; msg says more about the outcome. */
+static enum notify_outcome send_on(struct daemon *d, const char *channel, uid_t uid, const char *user,
+                           enum notice_kind kind, const struct notice *n, char *msg, size_t len)
+{
+    msg[0] = '\0';
+    if (strcmp(channel, "tty") == 0)
+        return send_tty(d, uid, n, msg, len);
+    if (strcmp(channel, "desktop") == 0) {
+        char runtime_dir[64];
+        snprintf(runtime_dir, sizeof(runtime_dir), "/run/user/%u", (unsigned)uid);
+        bool urgent = kind == NOTICE_STOPPED || kind == NOTICE_FORBIDDEN;
+        return notify_desktop(uid, runtime_dir, n->subject, n->body, urgent, CHILD_TIMEOUT_USEC,
+                              msg, len);
+    }
+    if (strcmp(channel, "email") == 0) {
+        char *to = email_address(user, d->policy.email_domain);
+        enum notify_outcome o = notify_email(d->policy.sendmail, d->policy.email_from, to,
+                                             n->subject, n->body, CHILD_TIMEOUT_USEC, msg, len);
+        free(to);
+        return o;
+    }
+    /* login: kept for the PAM module to show at the next login. */
+    return login_notice_add(d->policy.state_dir, uid, now_realtime_usec(), notice_kind_name(kind),
+                            n->subject, n->body, msg, len) == 0
+               ? NOTIFY_SENT
+               : NOTIFY_FAILED;
+}
+
+/* In observe mode the notice says that nothing was done. */
+static void mark_observed(struct daemon *d, struct notice *n)
+{
+    char *subject = xasprintf("[observe mode] %s", n->subject);
+    char *body = xasprintf("loginguard runs in observe mode on %s: nothing was done to your "
+                           "processes. This is what enforce mode will do.\n\n%s",
+                           d->events.host, n->body);
+    free(n->subject);
+    free(n->body);
+    n->subject = subject;
+    n->body = body;
+}
+
+static uint64_t runtime_of(const struct daemon *d, const struct proc_sample *ps)
+{
+    uint64_t started = ps->start_time * USEC_PER_SEC / (uint64_t)d->sampler.hz;
+    uint64_t now = now_boottime_usec();
+    return now > started ? now - started : 0;
+}
+
+static bool render(struct daemon *d, const struct decision *x, enum notice_kind kind,
+                   const char *user, struct notice *n)
+{
+    const struct proc_sample *ps = x->proc_count ? &d->snap.procs[x->procs[0]] : NULL;
+    struct notice_facts f = {
+        .policy = &d->policy,
+        .decision = x,
+        .kind = kind,
+        .proc = ps,
+        .user = user,
+        .host = d->events.host,
+        .runtime_usec = ps ? runtime_of(d, ps) : 0,
+    };
+    struct notice_values v;
+    notice_values_build(&v, &f);
+    int rc = notice_render(&d->policy.notices, kind, v.fields, v.count, n);
+    notice_values_free(&v);
+    return rc == 0;
+}
+
+void notify_decision(struct daemon *d, const struct decision *x)
+{
+    const struct policy *p = &d->policy;
+    enum notice_kind kind;
+    if (!p->channels.count || !notice_kind_for(p, x, &kind))
+        return;
+    /* Not enforcing (observe mode, or a backend that failed to open):
+     * nothing was done, and a notice would only say so if asked to. */
+    if (!d->enforcing && !p->notify_in_observe)
+        return;
+    const char *user = users_lookup(&d->sampler.users, p, x->uid)->name;
+    uint64_t now = now_realtime_usec();
+    if (!notice_rate_take(&d->notice_rate, x->uid, kind, now, p->rate_limit)) {
+        for (size_t i = 0; i < p->channels.count; i++)
+            notice_event(d, x->uid, user, kind, p->channels.names[i], "rate_limited", NULL);
+        return;
+    }
+    struct notice n;
+    if (!render(d, x, kind, user, &n)) {
+        notice_event(d, x->uid, user, kind, "all", "failed", "no template for this kind");
+        return;
+    }
+    if (!d->enforcing)
+        mark_observed(d, &n);
+    for (size_t i = 0; i < p->channels.count; i++) {
+        char msg[512];
+        enum notify_outcome o = send_on(d, p->channels.names[i], x->uid, user, kind, &n, msg,
+                                        sizeof(msg));
+        notice_event(d, x->uid, user, kind, p->channels.names[i], outcome_names[o], msg);
+    }
+    notice_free(&n);
+    char err[512];
+    notice_rate_prune(&d->notice_rate, now, p->rate_limit);
+    if (notice_rate_save(&d->notice_rate, p->state_dir, err, sizeof(err)) < 0)
+        event_log_write(&d->events, event_daemon("state_error", err, p, d->events.host, now));
+}

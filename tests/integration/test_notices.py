@@ -1,0 +1,227 @@
+"""Notices in enforce mode, end to end: the real daemon throttles and
+stops real test users' programs and tells them on a real pty, by mail
+through a capturing sendmail, and for their next login (issue: notices
+acceptance).  The desktop channel's own tests are in
+test_notify_channels.py; its wiring is the same as the others'."""
+
+import errno
+import json
+import os
+import pty
+import shlex
+import shutil
+import subprocess
+import time
+import unittest
+
+import lgtest
+from lgtest import Daemon, Processes, TestUsers, wait_for
+
+SAMPLE = 1.0
+WINDOW = 3.0
+FLAG_TIMEOUT = WINDOW + 2 * SAMPLE + 10
+# Hostile but honest arguments: what a user's real command line may hold.
+HOSTILE_ARGS = ["a b", "it's", '"q"', "$(touch /tmp/lgtest-owned)", "`id`", "x\ny", "", "*"]
+
+
+def policy(parent, workdir):
+    return f"""
+[daemon]
+mode = enforce
+backend = cgroupfs
+cgroup_parent = {parent}
+sample_interval = {SAMPLE:g}s
+scan_interval = 5s
+stop_grace = 1s
+rules_dirs = {workdir}/rules.d
+[violation]
+cpu = 1 cores
+memory = 0
+window = {WINDOW:g}s
+memory_pressure = 0
+[level 1]
+name = throttled
+cpu = 0.5 cores
+memory = 1G
+stop = no
+duration = 10m
+[level 2]
+name = restricted
+cpu = 0.25 cores
+stop = yes
+duration = 10m
+[level 3]
+duration = 10m
+[notify]
+channels = tty, email, login
+sendmail = {workdir}/sendmail -i -t
+email_domain = example.org
+rate_limit = 1h
+batch_partition = compute
+interactive_partition = debug
+docs_url = https://hpc.example.org/login-nodes
+"""
+
+
+# A capturing sendmail: each message into its own file, argv on line one.
+SENDMAIL = """#!/bin/sh
+n=$(date +%s%N)
+{ printf '%s\\n' "$*"; cat; } > "$(dirname "$0")/mail/$n.$$"
+"""
+
+
+class Notices(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.users = TestUsers()
+        cls.workdir = lgtest.make_workdir()
+        cls.parent = f"lgtest-{os.getpid()}"
+        os.makedirs(f"{cls.workdir}/rules.d")
+        os.makedirs(f"{cls.workdir}/notices")
+        os.makedirs(f"{cls.workdir}/mail")
+        with open(f"{cls.workdir}/rules.d/test.rules", "w") as f:
+            f.write(json.dumps({"name": "test-miner", "class": "forbidden",
+                                "exe": f"{cls.workdir}/lgminer*"}) + "\n")
+        with open(f"{cls.workdir}/sendmail", "w") as f:
+            f.write(SENDMAIL)
+        os.chmod(f"{cls.workdir}/sendmail", 0o755)
+        # The site's own forbidden notice, replacing the shipped one; its
+        # subject carries the program's name, as a site may well choose.
+        with open(f"{cls.workdir}/notices/forbidden.txt", "w") as f:
+            f.write("Subject: {program} was stopped on {host}\n\n"
+                    "SITE TEMPLATE: {program} ({pid}) is not allowed here. {action}.\n")
+        cls.spin = lgtest.private_copy(lgtest.SPIN, cls.workdir, "spin")
+        cls.daemon = Daemon(cls.workdir, policy(cls.parent, cls.workdir))
+        cls.daemon.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        lgtest.remove_cgroups(cls.parent)
+        cls.users.remove_all()
+        if not os.environ.get("LG_KEEP"):
+            shutil.rmtree(cls.workdir, ignore_errors=True)
+
+    def setUp(self):
+        self.procs = Processes()
+
+    def tearDown(self):
+        self.procs.stop_all()
+
+    def user_pty(self, user):
+        """A terminal of the user's own, as login would give them."""
+        master, slave = pty.openpty()
+        path = os.ttyname(slave)
+        os.close(slave)
+        os.chown(path, user.pw_uid, user.pw_gid)
+        os.chmod(path, 0o620)
+        os.set_blocking(master, False)
+        self.addCleanup(os.close, master)
+        return master, path
+
+    @staticmethod
+    def read_terminal(master, until, timeout):
+        text = b""
+        def more():
+            nonlocal text
+            try:
+                text += os.read(master, 65536)
+            except OSError as e:
+                if e.errno not in (errno.EAGAIN, errno.EIO):
+                    raise
+            return until in text
+        wait_for(more, timeout, f"{until!r} on the terminal")
+        # The daemon writes CR LF (a terminal in raw mode needs the CR), and
+        # the pty adds its own CR; a terminal shows, and copies, neither.
+        return text.decode("utf-8", "replace").replace("\r", "")
+
+    def mails_to(self, address):
+        mails = []
+        for name in sorted(os.listdir(f"{self.workdir}/mail")):
+            text = lgtest.read(f"{self.workdir}/mail/{name}")
+            head = text.split("\n\n", 1)[0]
+            if f"To: {address}" in head.split("\n"):
+                mails.append(text)
+        return mails
+
+    def run_forbidden(self, user, times):
+        """The forbidden program, started and stopped `times` times."""
+        name = "lgminer\nBcc: evil@example.org"
+        miner = lgtest.private_copy(lgtest.SPIN, self.workdir, name)
+        for _ in range(times):
+            mark = self.daemon.mark()
+            p = self.procs.start([miner, "1"], user)
+            self.daemon.wait_event(4 * SAMPLE + 5, after=mark, event="forbidden_process",
+                                   uid=user.pw_uid)
+            wait_for(lambda: p.poll() is not None, 10, "the forbidden program to be stopped")
+
+    def test_throttled_user_reads_the_notice_on_their_terminal(self):
+        user = self.users.add("lgtest20")
+        master, tty = self.user_pty(user)
+        hog = self.procs.start([self.spin, "2", "1", "300"] + HOSTILE_ARGS, user, tty=tty)
+        with open(f"/proc/{hog.pid}/cmdline", "rb") as f:
+            argv = f.read()
+        violation = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
+        self.daemon.wait_event(5, event="notice", channel="tty", outcome="sent", uid=user.pw_uid)
+        text = self.read_terminal(master, b"sbatch", 5)
+        until = time.strftime("%H:%M", time.localtime(lgtest.iso_to_epoch(violation["until"])))
+        for expected in ("spin", str(hog.pid), "0.5 core", until, "-p compute", "-p debug",
+                         "https://hpc.example.org/login-nodes"):
+            self.assertIn(expected, text)
+        # The --wrap command, unquoted by a real shell and run by sh -c,
+        # is the program's own argv, byte for byte.
+        wrap = self.wrap_value(text)
+        out = subprocess.run(["/bin/sh", "-c", f"set -- {wrap}; printf '%s\\0' \"$@\""],
+                             capture_output=True, check=True).stdout
+        self.assertEqual(out, argv)
+        self.assertFalse(os.path.exists("/tmp/lgtest-owned"))
+
+    @staticmethod
+    def wrap_value(text):
+        """The word after --wrap in the sbatch line, unquoted as a POSIX
+        shell would (the notice quotes it in single quotes only)."""
+        lex = shlex.shlex(text[text.index("sbatch "):], posix=True)
+        lex.whitespace_split = True
+        lex.commenters = ""
+        words = iter(lex)
+        for word in words:
+            if word == "--wrap":
+                return next(words)
+        raise AssertionError(f"no --wrap in {text!r}")
+
+    def test_forbidden_program_mail_has_one_recipient_and_no_injected_header(self):
+        user = self.users.add("lgtest21")
+        self.run_forbidden(user, 1)
+        self.daemon.wait_event(5, event="notice", channel="email", outcome="sent",
+                               uid=user.pw_uid)
+        mails = self.mails_to("lgtest21@example.org")
+        self.assertEqual(len(mails), 1)
+        head, body = mails[0].split("\n\n", 1)
+        headers = head.split("\n")[1:]      # line one is sendmail's argv
+        self.assertEqual([h for h in headers if h.lower().startswith("to:")],
+                         ["To: lgtest21@example.org"])
+        self.assertFalse([h for h in headers if h.lower().startswith(("bcc:", "cc:"))], head)
+        self.assertIn("SITE TEMPLATE", body, "the site's template replaces the shipped one")
+
+    def test_the_same_violation_ten_times_sends_one_notice(self):
+        user = self.users.add("lgtest22")
+        mark = self.daemon.mark()
+        self.run_forbidden(user, 10)
+        sent = self.daemon.find(mark, event="notice", channel="email", uid=user.pw_uid)
+        self.assertEqual([e["outcome"] for e in sent], ["sent"] + ["rate_limited"] * 9)
+        self.assertEqual(len(self.mails_to("lgtest22@example.org")), 1)
+
+    def test_notice_is_kept_for_the_next_login(self):
+        user = self.users.add("lgtest23")
+        self.run_forbidden(user, 1)
+        self.daemon.wait_event(5, event="notice", channel="login", outcome="sent",
+                               uid=user.pw_uid)
+        path = f"{self.workdir}/login-notices/{user.pw_uid}.json"
+        kept = json.loads(lgtest.read(path))["notices"]
+        self.assertEqual([(n["kind"], n["read"]) for n in kept], [("forbidden", False)])
+        self.assertIn("SITE TEMPLATE", kept[0]["body"])
+        self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
+
+
+if __name__ == "__main__":
+    lgtest.run_tests()

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup_mode.h"
 #include "cgroupfs.h"
 #include "util.h"
 
@@ -71,9 +72,8 @@ static void say_error(char *err, size_t err_len, const char *what, const char *p
              rc == ECGOTHER ? strerror(cgroup_get_last_errno()) : cgroup_strerror(rc));
 }
 
-int cgroupfs_open(struct cgroupfs *c, const char *cgroup_parent, char *err, size_t err_len)
+static int open_v1(struct cgroupfs *c, const char *cgroup_parent, char *err, size_t err_len)
 {
-    memset(c, 0, sizeof(*c));
     int rc = cgroup_init();
     if (rc != 0) {
         snprintf(err, err_len, "libcgroup: %s", cgroup_strerror(rc));
@@ -114,13 +114,44 @@ int cgroupfs_open(struct cgroupfs *c, const char *cgroup_parent, char *err, size
     return 0;
 }
 
+static int open_v2(struct cgroupfs *c, const char *mount, const char *cgroup_parent, char *err,
+                   size_t err_len)
+{
+    char own[4096];
+    if (cgroup_own_v2_path("/proc/self/cgroup", own, sizeof(own)) < 0) {
+        snprintf(err, err_len, "no cgroup v2 line (0::) in /proc/self/cgroup");
+        return -1;
+    }
+    c->version = 2;
+    return cgv2_open(&c->v2, mount, own, cgroup_parent, getpid(), NULL, err, err_len);
+}
+
+int cgroupfs_open(struct cgroupfs *c, const char *cgroup_parent, char *err, size_t err_len)
+{
+    memset(c, 0, sizeof(*c));
+    c->v2.parent_fd = -1;
+    c->version = 1;
+    char mount[4096];
+    if (cgroup_mode_detect(mount, sizeof(mount)) == CGROUP_MODE_V2)
+        return open_v2(c, mount, cgroup_parent, err, err_len);
+    return open_v1(c, cgroup_parent, err, err_len);
+}
+
+const char *cgroupfs_warning(const struct cgroupfs *c)
+{
+    return c->version == 2 ? c->v2.warning : "";
+}
+
 void cgroupfs_close(struct cgroupfs *c)
 {
+    if (c->version == 2)
+        cgv2_close(&c->v2);
     for (int i = 0; i < CG_COUNT; i++) {
         free(c->parent[i]);
         free(c->mount[i]);
     }
     memset(c, 0, sizeof(*c));
+    c->v2.parent_fd = -1;
 }
 
 /* The knobs for one controller's share of the limits. */
@@ -151,6 +182,8 @@ static int add_limits(struct cgroup_controller *ctrl, enum cg_controller which,
 int cgroupfs_apply(struct cgroupfs *c, uid_t uid, const struct limits *l, char *err,
                    size_t err_len)
 {
+    if (c->version == 2)
+        return cgv2_apply(&c->v2, uid, l, err, err_len);
     int failed = 0;
     for (int i = 0; i < CG_COUNT; i++) {
         if (!c->mount[i])
@@ -176,6 +209,8 @@ int cgroupfs_apply(struct cgroupfs *c, uid_t uid, const struct limits *l, char *
  * unlimited and uncounted.  cgroup.procs moves the whole process. */
 int cgroupfs_attach(struct cgroupfs *c, uid_t uid, pid_t pid, char *err, size_t err_len)
 {
+    if (c->version == 2)
+        return cgv2_attach(&c->v2, uid, pid, err, err_len);
     for (int i = 0; i < CG_COUNT; i++) {
         if (!c->mount[i])
             continue;
@@ -214,6 +249,8 @@ static bool has_processes(const struct cgroupfs *c, enum cg_controller which, ui
 
 int cgroupfs_remove_if_empty(struct cgroupfs *c, uid_t uid)
 {
+    if (c->version == 2)
+        return cgv2_remove_if_empty(&c->v2, uid);
     if (has_processes(c, CG_CPUACCT, uid))
         return 0;
     for (int i = 0; i < CG_COUNT; i++) {
@@ -231,9 +268,22 @@ int cgroupfs_remove_if_empty(struct cgroupfs *c, uid_t uid)
     return 1;
 }
 
-char *cgroupfs_dir(const struct cgroupfs *c, enum cg_controller which)
+static char *dir_v1(const struct cgroupfs *c, enum cg_controller which)
 {
     if (!c->mount[which])
         return NULL;
     return xasprintf("%s%s", c->mount[which], strcmp(c->parent[which], "/") == 0 ? "" : c->parent[which]);
+}
+
+int cgroupfs_counter_roots(const struct cgroupfs *c, char **cpu, char **memory, char **pids)
+{
+    if (c->version == 2) {
+        *cpu = xstrdup(c->v2.parent_dir);
+        *memory = *pids = NULL;
+        return 2;
+    }
+    *cpu = dir_v1(c, CG_CPUACCT);
+    *memory = dir_v1(c, CG_MEMORY);
+    *pids = dir_v1(c, CG_PIDS);
+    return 1;
 }

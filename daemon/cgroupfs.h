@@ -1,5 +1,7 @@
 /* The cgroupfs backend: loginguard's own per-user cgroups, user-UID,
- * below [daemon] cgroup_parent, made and changed through libcgroup.
+ * below [daemon] cgroup_parent, made and changed through libcgroup on
+ * cgroup v1 (and on hybrid hosts, whose v2 mount has no controller we
+ * use), and written directly on a pure cgroup v2 host (cgroupfs_v2.h).
  *
  * On cgroup v1 each controller is its own tree and a process may sit at
  * a different path in each, so the parent is resolved per controller: a
@@ -13,12 +15,15 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cgroupfs_v2.h"
 #include "limits.h"
 
 enum cg_controller { CG_CPU, CG_CPUACCT, CG_MEMORY, CG_PIDS, CG_COUNT };
 
 struct cgroupfs {
-    /* Per controller: the parent's path inside its hierarchy ("/a/b"),
+    int version;  /* 1 or 2 */
+    struct cgroupfs_v2 v2;
+    /* v1, per controller: the parent's path inside its hierarchy ("/a/b"),
      * and the hierarchy's mount point; NULL where the controller is not
      * mounted (then its limits are not applied, and said so once). */
     char *parent[CG_COUNT];
@@ -36,9 +41,15 @@ int cgroupfs_attach(struct cgroupfs *c, uid_t uid, pid_t pid, char *err, size_t 
 /* Remove user-UID everywhere if no process is left in it; 1 if removed. */
 int cgroupfs_remove_if_empty(struct cgroupfs *c, uid_t uid);
 
-/* Directories of the per-user cgroups, for the sampler's counters:
- * "<mount><parent>" for cpuacct, memory and pids (NULL where absent). */
-char *cgroupfs_dir(const struct cgroupfs *c, enum cg_controller which);
+/* Where the sampler reads the per-user counters (counters_open's
+ * arguments, malloc'd): on v1 "<mount><parent>" of cpuacct, memory and
+ * pids (NULL where absent); on v2 the one parent directory in *cpu and
+ * NULL in the others.  Returns the version, 1 or 2. */
+int cgroupfs_counter_roots(const struct cgroupfs *c, char **cpu, char **memory, char **pids);
+
+/* What open could not set up (a v2 controller missing, say), for the
+ * daemon to say once; "" when nothing. */
+const char *cgroupfs_warning(const struct cgroupfs *c);
 
 /* The daemon's own cgroup path in a v1 controller, from /proc/self/cgroup. */
 int cgroupfs_own_path(const char *controller, char *buf, size_t len);

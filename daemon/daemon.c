@@ -99,6 +99,13 @@ static int start_enforcing(struct daemon *d)
         return -1;
     }
     d->enforcing = true;
+    const char *warning = d->enforcer.backend == BACKEND_CGROUPFS
+                              ? cgroupfs_warning(&d->enforcer.cgroupfs)
+                              : "";
+    if (warning[0]) {
+        say(d, LOG_WARNING, warning);
+        log_event(d, "enforce_warning", warning);
+    }
     return 0;
 }
 
@@ -132,10 +139,9 @@ static void restore_state(struct daemon *d)
 static int start_sampler(struct daemon *d)
 {
     if (d->enforcing && d->enforcer.backend == BACKEND_CGROUPFS) {
-        char *cpu = cgroupfs_dir(&d->enforcer.cgroupfs, CG_CPUACCT);
-        char *mem = cgroupfs_dir(&d->enforcer.cgroupfs, CG_MEMORY);
-        char *pids = cgroupfs_dir(&d->enforcer.cgroupfs, CG_PIDS);
-        int rc = sampler_init(&d->sampler, "/proc", 1, cpu, mem, pids);
+        char *cpu, *mem, *pids;
+        int version = cgroupfs_counter_roots(&d->enforcer.cgroupfs, &cpu, &mem, &pids);
+        int rc = sampler_init(&d->sampler, "/proc", version, cpu, mem, pids);
         free(cpu);
         free(mem);
         free(pids);

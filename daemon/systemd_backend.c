@@ -64,16 +64,10 @@ static uint64_t cpu_quota_usec(double cores)
     return v > 0 ? v : 1;
 }
 
-/* MemoryHigh: 90 % of MemoryMax, so the kernel throttles and reclaims
- * before the OOM killer acts at MemoryMax. */
+/* MemoryHigh: 90 % of MemoryMax (see limits_memory_high). */
 static uint64_t memory_high(uint64_t max)
 {
-    if (max == 0)
-        return SD_INFINITY;
-    /* max * 9 / 10 without overflowing for limits near UINT64_MAX. */
-    uint64_t high = max / 10 * 9 + max % 10 * 9 / 10;
-    /* systemd refuses 0 for MemoryHigh (minimum 1). */
-    return high > 0 ? high : 1;
+    return max == 0 ? SD_INFINITY : limits_memory_high(max);
 }
 
 static int append_u64(sd_bus_message *m, const char *name, uint64_t value)

@@ -1,0 +1,379 @@
+/* The cgroupfs backend's cgroup v2 path against a fake cgroup2 tree in a
+ * temp directory.  It stands in for the kernel because this test host is
+ * a v1 hybrid: its cgroup2 mount has no cpu, memory or pids controller
+ * (test_cgroupfs_v2_live uses that mount for what it can show).  The
+ * fake's mkdir fills a new cgroup with the interface files the kernel
+ * would give it, from its parent's cgroup.subtree_control, so a
+ * controller that was not enabled has no files, as on a real host. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+
+#include "cgroup_counters.h"
+#include "cgroup_mode.h"
+#include "cgroupfs.h"
+#include "cgroupfs_v2.h"
+#include "testutil.h"
+#include "util.h"
+
+#define UID 1001
+
+static char root[128];
+
+static void put_at(int dirfd, const char *file, const char *text)
+{
+    int fd = openat(dirfd, file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+        abort();
+    close(fd);
+}
+
+static int fake_make(int dirfd, const char *name)
+{
+    if (mkdirat(dirfd, name, 0755) < 0)
+        return -1;
+    char given[256] = "";
+    int pfd = openat(dirfd, "cgroup.subtree_control", O_RDONLY);
+    if (pfd >= 0) {
+        ssize_t n = read(pfd, given, sizeof(given) - 1);
+        given[n > 0 ? n : 0] = '\0';
+        close(pfd);
+    }
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY);
+    put_at(fd, "cgroup.procs", "");
+    put_at(fd, "cgroup.events", "populated 0\nfrozen 0\n");
+    put_at(fd, "cgroup.subtree_control", "");
+    put_at(fd, "cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
+    char controllers[256] = "";
+    if (strstr(given, "cpu")) {
+        put_at(fd, "cpu.max", "max 100000\n");
+        strcat(controllers, "cpu ");
+    }
+    if (strstr(given, "memory")) {
+        put_at(fd, "memory.high", "max\n");
+        put_at(fd, "memory.max", "max\n");
+        strcat(controllers, "memory ");
+    }
+    if (strstr(given, "pids")) {
+        put_at(fd, "pids.max", "max\n");
+        strcat(controllers, "pids");
+    }
+    put_at(fd, "cgroup.controllers", controllers);
+    close(fd);
+    return 0;
+}
+
+static int fake_remove(int dirfd, const char *name)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return -1;
+    DIR *d = fdopendir(fd);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        if (de->d_name[0] != '.')
+            unlinkat(fd, de->d_name, 0);
+    closedir(d);
+    return unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+static const struct cgv2_dirops fake_ops = {fake_make, fake_remove};
+
+/* The content of root/path, or "(missing)". */
+static const char *slurp(const char *path)
+{
+    static char buf[512];
+    char full[512];
+    snprintf(full, sizeof(full), "%s/%s", root, path);
+    FILE *f = fopen(full, "r");
+    if (!f)
+        return "(missing)";
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static bool exists(const char *path)
+{
+    char full[512];
+    snprintf(full, sizeof(full), "%s/%s", root, path);
+    return access(full, F_OK) == 0;
+}
+
+/* A daemon's cgroup as a service manager leaves it: controllers
+ * available, none given to children yet, the daemon inside. */
+static void make_own(const char *own, const char *controllers)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s%s", root, own);
+    for (char *slash = strchr(path + strlen(root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        mkdir(path, 0755);
+        *slash = '/';
+    }
+    mkdir(path, 0755);
+    char name[160];
+    snprintf(name, sizeof(name), "root%.64s/cgroup.controllers", own);
+    write_file(name, controllers);
+    snprintf(name, sizeof(name), "root%.64s/cgroup.subtree_control", own);
+    write_file(name, "");
+    snprintf(name, sizeof(name), "root%.64s/cgroup.procs", own);
+    write_file(name, "4242\n");
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    make_test_dir();
+    snprintf(root, sizeof(root), "%s/root", test_dir);
+    mkdir(root, 0755);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    remove_test_dir();
+    return 0;
+}
+
+static void test_relative_parent_moves_daemon_and_enables_controllers(void **state)
+{
+    (void)state;
+    make_own("/svc", "cpuset cpu io memory hugetlb pids");
+    struct cgroupfs_v2 c;
+    char err[512] = "";
+    assert_int_equal(cgv2_open(&c, root, "/svc", "loginguard", 4242, &fake_ops, err,
+                               sizeof(err)), 0);
+    assert_string_equal(c.warning, "");
+    /* The daemon left its cgroup for a leaf before the cgroup gave
+     * controllers to its children. */
+    assert_string_equal(slurp("svc/supervisor/cgroup.procs"), "4242");
+    assert_string_equal(slurp("svc/cgroup.subtree_control"), "+cpu +memory +pids");
+    assert_string_equal(slurp("svc/loginguard/cgroup.subtree_control"), "+cpu +memory +pids");
+    char want[256];
+    snprintf(want, sizeof(want), "%s/svc/loginguard", root);
+    assert_string_equal(c.parent_dir, want);
+    cgv2_close(&c);
+}
+
+static void test_limits_written_and_undone(void **state)
+{
+    (void)state;
+    make_own("/svc", "cpu memory pids");
+    struct cgroupfs_v2 c;
+    char err[512] = "";
+    assert_int_equal(cgv2_open(&c, root, "/svc", "lg", 4242, &fake_ops, err, sizeof(err)), 0);
+    struct limits l = {.cpu = 1.5, .memory = 2147483648ULL, .tasks = 100};
+    assert_int_equal(cgv2_apply(&c, UID, &l, err, sizeof(err)), 0);
+    assert_string_equal(slurp("svc/lg/user-1001/cpu.max"), "150000 100000");
+    assert_string_equal(slurp("svc/lg/user-1001/memory.max"), "2147483648");
+    assert_string_equal(slurp("svc/lg/user-1001/memory.high"), "1932735283");
+    assert_string_equal(slurp("svc/lg/user-1001/pids.max"), "100");
+    /* A share too small for the kernel's 1 ms minimum is still a limit. */
+    l = (struct limits){.cpu = 0.001};
+    assert_int_equal(cgv2_apply(&c, UID, &l, err, sizeof(err)), 0);
+    assert_string_equal(slurp("svc/lg/user-1001/cpu.max"), "1000 100000");
+    /* Undo: no limit is "max" in every file. */
+    l = (struct limits){0};
+    assert_int_equal(cgv2_apply(&c, UID, &l, err, sizeof(err)), 0);
+    assert_string_equal(slurp("svc/lg/user-1001/cpu.max"), "max 100000");
+    assert_string_equal(slurp("svc/lg/user-1001/memory.max"), "max");
+    assert_string_equal(slurp("svc/lg/user-1001/memory.high"), "max");
+    assert_string_equal(slurp("svc/lg/user-1001/pids.max"), "max");
+    /* A process is moved by its pid in cgroup.procs. */
+    assert_int_equal(cgv2_attach(&c, UID, 777, err, sizeof(err)), 0);
+    assert_string_equal(slurp("svc/lg/user-1001/cgroup.procs"), "777");
+    cgv2_close(&c);
+}
+
+static void test_missing_controller_said_and_others_applied(void **state)
+{
+    (void)state;
+    make_own("/svc", "cpu pids");
+    struct cgroupfs_v2 c;
+    char err[512] = "";
+    assert_int_equal(cgv2_open(&c, root, "/svc", "lg", 4242, &fake_ops, err, sizeof(err)), 0);
+    assert_non_null(strstr(c.warning, "memory not in "));
+    assert_non_null(strstr(c.warning, "/svc/cgroup.controllers"));
+    assert_null(strstr(c.warning, "cpu"));
+    assert_string_equal(slurp("svc/cgroup.subtree_control"), "+cpu +pids");
+    struct limits l = {.cpu = 2, .memory = 1 << 30, .tasks = 50};
+    assert_int_equal(cgv2_apply(&c, UID, &l, err, sizeof(err)), 0);
+    assert_string_equal(slurp("svc/lg/user-1001/cpu.max"), "200000 100000");
+    assert_string_equal(slurp("svc/lg/user-1001/pids.max"), "50");
+    assert_false(exists("svc/lg/user-1001/memory.max"));
+    cgv2_close(&c);
+}
+
+static void test_empty_cgroup_removed_populated_kept(void **state)
+{
+    (void)state;
+    make_own("/svc", "cpu memory pids");
+    struct cgroupfs_v2 c;
+    char err[512] = "";
+    assert_int_equal(cgv2_open(&c, root, "/svc", "lg", 4242, &fake_ops, err, sizeof(err)), 0);
+    struct limits l = {0};
+    assert_int_equal(cgv2_apply(&c, UID, &l, err, sizeof(err)), 0);
+    assert_int_equal(cgv2_apply(&c, UID + 1, &l, err, sizeof(err)), 0);
+    write_file("root/svc/lg/user-1001/cgroup.events", "populated 1\nfrozen 0\n");
+    assert_int_equal(cgv2_remove_if_empty(&c, UID), 0);
+    assert_true(exists("svc/lg/user-1001"));
+    assert_int_equal(cgv2_remove_if_empty(&c, UID + 1), 1);
+    assert_false(exists("svc/lg/user-1002"));
+    /* Once gone it counts as removed: nothing is left to keep. */
+    assert_int_equal(cgv2_remove_if_empty(&c, UID + 1), 1);
+    cgv2_close(&c);
+}
+
+static void test_absolute_parent_from_root_writes_only_what_is_missing(void **state)
+{
+    (void)state;
+    make_own("", "cpu memory pids");
+    /* As systemd leaves the root: the controllers already given. */
+    write_file("root/cgroup.subtree_control", "cpu memory pids\n");
+    make_own("/svc", "cpu memory pids");
+    struct cgroupfs_v2 c;
+    char err[512] = "";
+    assert_int_equal(cgv2_open(&c, root, "/svc", "/lg/users", 4242, &fake_ops, err,
+                               sizeof(err)), 0);
+    assert_string_equal(slurp("cgroup.subtree_control"), "cpu memory pids\n");
+    assert_string_equal(slurp("lg/cgroup.subtree_control"), "+cpu +memory +pids");
+    assert_string_equal(slurp("lg/users/cgroup.subtree_control"), "+cpu +memory +pids");
+    /* The daemon stays where it is: its cgroup is no ancestor. */
+    assert_false(exists("svc/supervisor"));
+    cgv2_close(&c);
+}
+
+static void test_daemon_in_root_cgroup_stays(void **state)
+{
+    (void)state;
+    make_own("", "cpu memory pids");
+    struct cgroupfs_v2 c;
+    char err[512] = "";
+    assert_int_equal(cgv2_open(&c, root, "/", "lg", 4242, &fake_ops, err, sizeof(err)), 0);
+    /* The root may hold processes and still give controllers. */
+    assert_false(exists("supervisor"));
+    assert_string_equal(slurp("lg/cgroup.subtree_control"), "+cpu +memory +pids");
+    cgv2_close(&c);
+}
+
+static void test_relative_parent_in_systemd_unit_warns(void **state)
+{
+    (void)state;
+    make_own("/system.slice/loginguard.service", "cpu memory pids");
+    struct cgroupfs_v2 c;
+    char err[512] = "";
+    assert_int_equal(cgv2_open(&c, root, "/system.slice/loginguard.service", "loginguard", 4242,
+                               &fake_ops, err, sizeof(err)), 0);
+    assert_non_null(strstr(c.warning, "loginguard.service"));
+    assert_non_null(strstr(c.warning, "absolute cgroup_parent"));
+    cgv2_close(&c);
+}
+
+static void test_missing_own_cgroup_is_named(void **state)
+{
+    (void)state;
+    struct cgroupfs_v2 c;
+    char err[512] = "";
+    assert_int_equal(cgv2_open(&c, root, "/gone", "lg", 4242, &fake_ops, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "/root/gone"));
+    assert_non_null(strstr(err, "No such file"));
+    cgv2_close(&c);
+}
+
+/* The sampler reads the one v2 directory, with cpu.stat's usage_usec. */
+static void test_counters_from_the_parent(void **state)
+{
+    (void)state;
+    make_own("/svc", "cpu memory pids");
+    struct cgroupfs cg = {.version = 2};
+    char err[512] = "";
+    assert_int_equal(cgv2_open(&cg.v2, root, "/svc", "lg", 4242, &fake_ops, err, sizeof(err)),
+                     0);
+    struct limits l = {0};
+    assert_int_equal(cgv2_apply(&cg.v2, UID, &l, err, sizeof(err)), 0);
+    write_file("root/svc/lg/user-1001/cpu.stat", "usage_usec 5000000\nuser_usec 1\n");
+    char *cpu, *mem, *pids;
+    assert_int_equal(cgroupfs_counter_roots(&cg, &cpu, &mem, &pids), 2);
+    assert_string_equal(cpu, cg.v2.parent_dir);
+    assert_null(mem);
+    assert_null(pids);
+    struct user_counters uc;
+    assert_int_equal(counters_open(&uc, 2, cpu, mem, pids), 0);
+    counters_discover(&uc);
+    assert_int_equal(uc.count, 1);
+    assert_int_equal(uc.groups[0].uid, UID);
+    struct user_usage use;
+    assert_int_equal(counters_read(&uc, &uc.groups[0], &use), 0);
+    assert_int_equal(use.cpu_usec, 5000000);
+    counters_close(&uc);
+    free(cpu);
+    cgv2_close(&cg.v2);
+}
+
+/* This host's layout (hybrid), a pure v2 host's, and neither. */
+static void test_mode_from_mountinfo(void **state)
+{
+    (void)state;
+    static const char hybrid[] =
+        "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+        "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+        "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime shared:9 - cgroup cgroup rw,memory\n"
+        "40 31 0:37 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n"
+        "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+    static const char pure[] =
+        "22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
+        "27 23 0:25 / /sys/fs/cgroup rw,nosuid,nodev shared:4 - cgroup2 cgroup2 "
+        "rw,nsdelegate,memory_recursiveprot\n";
+    static const char neither[] = "22 1 0:21 / /proc rw,nosuid - proc proc rw\n";
+    char mount[256] = "";
+    FILE *f = fmemopen((void *)hybrid, sizeof(hybrid) - 1, "r");
+    assert_int_equal(cgroup_mode_parse(f, mount, sizeof(mount)), CGROUP_MODE_V1);
+    fclose(f);
+    /* The v2 mount is still found, for what it can do without controllers. */
+    assert_string_equal(mount, "/sys/fs/cgroup/unified");
+    f = fmemopen((void *)pure, sizeof(pure) - 1, "r");
+    assert_int_equal(cgroup_mode_parse(f, mount, sizeof(mount)), CGROUP_MODE_V2);
+    fclose(f);
+    assert_string_equal(mount, "/sys/fs/cgroup");
+    f = fmemopen((void *)neither, sizeof(neither) - 1, "r");
+    assert_int_equal(cgroup_mode_parse(f, mount, sizeof(mount)), CGROUP_MODE_NONE);
+    fclose(f);
+}
+
+static void test_own_v2_path(void **state)
+{
+    (void)state;
+    char buf[256];
+    const char *p = write_file("cgroup", "4:memory:/x\n1:cpu:/\n0::/system.slice/lg.service\n");
+    assert_int_equal(cgroup_own_v2_path(p, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "/system.slice/lg.service");
+    p = write_file("cgroup-v1", "4:memory:/x\n1:cpu:/\n");
+    assert_int_equal(cgroup_own_v2_path(p, buf, sizeof(buf)), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_relative_parent_moves_daemon_and_enables_controllers,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limits_written_and_undone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_controller_said_and_others_applied, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_empty_cgroup_removed_populated_kept, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_absolute_parent_from_root_writes_only_what_is_missing,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_daemon_in_root_cgroup_stays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relative_parent_in_systemd_unit_warns, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_missing_own_cgroup_is_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counters_from_the_parent, setup, teardown),
+        cmocka_unit_test(test_mode_from_mountinfo),
+        cmocka_unit_test_setup_teardown(test_own_v2_path, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

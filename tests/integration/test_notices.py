@@ -5,6 +5,7 @@ acceptance).  The desktop channel's own tests are in
 test_notify_channels.py; its wiring is the same as the others'."""
 
 import errno
+import io
 import json
 import os
 import pty
@@ -178,15 +179,19 @@ class Notices(unittest.TestCase):
 
     @staticmethod
     def wrap_value(text):
-        """The word after --wrap in the sbatch line, unquoted as a POSIX
-        shell would (the notice quotes it in single quotes only)."""
-        lex = shlex.shlex(text[text.index("sbatch "):], posix=True)
+        """The word after --wrap in the sbatch line, unquoted by a real
+        shell.  shlex only finds where the word starts and ends."""
+        line = io.StringIO(text[text.index("sbatch "):])
+        lex = shlex.shlex(line, posix=True)
         lex.whitespace_split = True
         lex.commenters = ""
-        words = iter(lex)
-        for word in words:
+        for word in lex:
             if word == "--wrap":
-                return next(words)
+                start = line.tell()
+                lex.get_token()
+                raw = line.getvalue()[start:line.tell()].strip()
+                return subprocess.run(["/bin/sh", "-c", "printf %s " + raw], capture_output=True,
+                                      check=True).stdout.decode()
         raise AssertionError(f"no --wrap in {text!r}")
 
     def test_forbidden_program_mail_has_one_recipient_and_no_injected_header(self):

@@ -13,6 +13,7 @@
  *   process_killed     SIGKILL after the grace
  *   stop_skipped       the pid no longer held the process judged: nothing sent
  *   stop_error         the kernel refused the signal
+ *   notice             a notice to the user: kind, channel, outcome (notify.c)
  *   enforce_error      enforce mode could not open its backend
  *   state_error        the state file could not be read or written
  *   daemon_started, daemon_stopped, config_reloaded, config_error */

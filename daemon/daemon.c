@@ -233,6 +233,10 @@ void daemon_tick(struct daemon *d)
     sampler_sample(&d->sampler, &d->policy, &d->snap);
     decisions_clear(&d->decisions);
     engine_step(&d->policy, &d->engine, &d->snap, &d->decisions);
+    /* On disk before anything is done about it: a crash (kill -9) right
+     * after a limit is set must not lose the level that set it. */
+    if (d->decisions.count > 0)
+        save_state(d);
     for (size_t i = 0; i < d->decisions.count; i++) {
         const struct decision *x = &d->decisions.items[i];
         const struct user_info *u = users_lookup(&d->sampler.users, &d->policy, x->uid);
@@ -251,8 +255,6 @@ void daemon_tick(struct daemon *d)
         const struct new_proc *unused;
         sampler_take_new(&d->sampler, &unused);
     }
-    if (d->decisions.count > 0)
-        save_state(d);
     /* Keep the rhythm, but never try to catch up on missed samples. */
     d->next_sample += d->policy.sample_interval;
     if (d->next_sample <= now)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proc_connector.h"
@@ -142,8 +143,7 @@ void proc_connector_parse(const void *buf, size_t len, uint32_t sender, struct p
 
 /* The error of the kernel's answer to our subscription in this datagram,
  * or -1 when it is something else. */
-static int ack_error(const unsigned char *buf, size_t len, uint32_t sender, uint32_t seq,
-                     uint32_t ack)
+static int ack_error(const unsigned char *buf, size_t len, uint32_t sender, uint32_t ack)
 {
     struct nlmsghdr nh;
     struct cn_msg cn;
@@ -156,7 +156,7 @@ static int ack_error(const unsigned char *buf, size_t len, uint32_t sender, uint
     size_t body = len - NLMSG_HDRLEN - sizeof(cn);
     memcpy(&ev, buf + NLMSG_HDRLEN + sizeof(cn), body < sizeof(ev) ? body : sizeof(ev));
     if (nh.nlmsg_type != NLMSG_DONE || cn.id.idx != CN_IDX_PROC || cn.id.val != CN_VAL_PROC ||
-        cn.seq != seq || cn.ack != ack || ev.what != PROC_EVENT_NONE)
+        cn.ack != ack || ev.what != PROC_EVENT_NONE)
         return -1;
     return (int)ev.event_data.ack.err;
 }
@@ -186,12 +186,12 @@ static int send_op(int fd, enum proc_cn_mcast_op op, uint32_t seq, uint32_t ack)
 }
 
 /* The kernel answers a subscription with an event of kind NONE carrying
- * the error, multicast to every listener: ours is the one echoing our
- * random seq (and ack + 1), so a failed subscription of another
- * program cannot pass for ours.  No answer at all means the kernel sent
+ * the error, multicast to every listener: ours is the one whose ack is
+ * our random ack + 1 (the kernel numbers seq itself), so a failed
+ * subscription of another program cannot pass for ours.  No answer at all means the kernel sent
  * none: there was no listener, so ours failed.  Events before the answer
  * are dropped: the sweep that follows the start reads all of /proc. */
-static int wait_ack(int fd, uint32_t seq, uint32_t ack)
+static int wait_ack(int fd, uint32_t ack)
 {
     static const int timeout_ms = 1000;
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -204,7 +204,7 @@ static int wait_ack(int fd, uint32_t seq, uint32_t ack)
         ssize_t n;
         while ((n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
                              &from_len)) >= 0 || errno == ENOBUFS) {
-            int answer = n > 0 ? ack_error(buf, (size_t)n, from.nl_pid, seq, ack) : -1;
+            int answer = n > 0 ? ack_error(buf, (size_t)n, from.nl_pid, ack) : -1;
             if (answer >= 0)
                 return answer;
             from_len = sizeof(from);
@@ -231,9 +231,9 @@ int proc_connector_open(struct proc_connector *pc, char *err, size_t err_len)
         what = "subscribe to process events";
         uint32_t cookie[2] = {0, 0};
         if (getrandom(cookie, sizeof(cookie), GRND_NONBLOCK) < 0)
-            cookie[0] = (uint32_t)getpid();
+            cookie[1] = (uint32_t)getpid() ^ (uint32_t)time(NULL);
         if (send_op(pc->fd, PROC_CN_MCAST_LISTEN, cookie[0], cookie[1]) == 0) {
-            int answer = wait_ack(pc->fd, cookie[0], cookie[1] + 1);
+            int answer = wait_ack(pc->fd, cookie[1] + 1);
             if (answer == 0)
                 return 0;
             errno = answer;

@@ -756,20 +756,36 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
 /* ---- the full sweep ---- */
 
 /* Whether the process ran since the last sweep: only then can it have
- * executed another program. */
-static bool ran_since_sweep(struct tracked_proc *t)
+ * executed another program.  Read now, not taken from the last sample:
+ * with per-user counters a quiet user's processes are not read between
+ * sweeps. */
+static bool ran_since_sweep(const struct sampler *s, struct tracked_proc *t)
 {
-    uint64_t activity = t->held_is_sched ? t->sched_runtime : t->ticks;
+    uint64_t activity;
+    if (t->held_fd >= 0 && t->held_is_sched) {
+        if (read_runtime(t, &activity) < 0)
+            return false; /* gone: the next sample forgets it */
+    } else {
+        char buf[STAT_BUF];
+        struct proc_stat st;
+        ssize_t n = read_stat(s, t, buf);
+        if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) < 0)
+            return false;
+        activity = st.utime + st.stime;
+    }
     bool ran = activity != t->swept_activity;
     t->swept_activity = activity;
     return ran;
 }
 
 /* One pass over /proc.  The uid is the owner of /proc/PID (one fstatat,
- * where libproc2's reap parses /proc/PID/status for the same number). */
+ * where libproc2's reap parses /proc/PID/status for the same number).
+ * While the proc connector reports every exec, the sweep need not look
+ * for them; after lost events it does. */
 void sampler_sweep(struct sampler *s, const struct policy *p)
 {
     uint64_t now = now_boottime_usec();
+    bool look_for_execs = !s->events_live || s->rescan;
     s->rescan = false;
     uint32_t sweep_generation = ++s->generation;
     for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
@@ -787,8 +803,8 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
         }
         /* Usage is left to the samples, which time their own readings. */
         t->generation = sweep_generation;
-        if (!t->ignored && ran_since_sweep(t))
-            reread_identity(s, p, t);
+        if (!t->ignored && look_for_execs && ran_since_sweep(s, t))
+            reread_program(s, p, t); /* name, exe and argv: all may be new */
     }
     prune(s, sweep_generation);
 }

@@ -137,6 +137,34 @@ void adopt_new_processes(struct daemon *d)
     }
 }
 
+static int compare_uid(const void *a, const void *b)
+{
+    uid_t x = *(const uid_t *)a, y = *(const uid_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+struct busy_users {
+    uid_t *uids;  /* sorted */
+    size_t count;
+};
+
+static bool user_busy(uid_t uid, void *arg)
+{
+    const struct busy_users *b = arg;
+    return b->count && bsearch(&uid, b->uids, b->count, sizeof(uid), compare_uid) != NULL;
+}
+
+void remove_empty_cgroups(struct daemon *d)
+{
+    struct busy_users busy = {xcalloc(d->snap.user_count + 1, sizeof(uid_t)), 0};
+    for (size_t i = 0; i < d->snap.user_count; i++)
+        if (d->snap.users[i].tasks > 0)
+            busy.uids[busy.count++] = d->snap.users[i].uid;
+    qsort(busy.uids, busy.count, sizeof(uid_t), compare_uid);
+    enforcer_remove_empty(&d->enforcer, user_busy, &busy);
+    free(busy.uids);
+}
+
 static void report_stop(const struct stop_target *t, enum stop_outcome outcome, void *arg)
 {
     struct daemon *d = arg;

@@ -261,7 +261,7 @@ void daemon_tick(struct daemon *d)
     if (now >= d->next_sweep) {
         sampler_sweep(&d->sampler, &d->policy);
         if (d->enforcing)
-            enforcer_remove_empty(&d->enforcer);
+            remove_empty_cgroups(d);
         d->next_sweep = now + d->policy.scan_interval;
     }
     if (now < d->next_sample)

@@ -676,6 +676,13 @@ static void sample_counters(struct sampler *s, const struct policy *p, struct sn
             continue;
         s->stats.users_read++;
         struct user_sample *u = user_for(ix, snap, g->uid);
+        /* A group found after the first sample was made during the last
+         * interval (groups are looked for at every sample): all it used
+         * counts, from 0.  At the first sample there is no baseline yet. */
+        if (!g->have_last && s->stats.samples > 1) {
+            g->last_cpu_usec = 0;
+            g->have_last = true;
+        }
         u->cpu = g->have_last && use.cpu_usec >= g->last_cpu_usec
                      ? (double)(use.cpu_usec - g->last_cpu_usec) / (double)interval
                      : 0;

@@ -332,7 +332,8 @@ void daemon_run(struct daemon *d)
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
         struct pollfd pfd = {.fd = d->connector.fd, .events = POLLIN};
         /* Signals are delivered only inside ppoll: no lost wake-up. */
-        if (ppoll(&pfd, watch ? 1 : 0, &ts, &waiting) > 0 && (pfd.revents & POLLIN))
+        /* POLLERR too: an overflow (ENOBUFS) is reported that way. */
+        if (ppoll(&pfd, watch ? 1 : 0, &ts, &waiting) > 0 && pfd.revents)
             drain_connector(d);
         else if (drain_waits && now_boottime_usec() >= d->next_drain)
             d->next_drain = 0; /* watch the socket again */

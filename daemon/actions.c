@@ -156,10 +156,13 @@ static bool user_busy(uid_t uid, void *arg)
 
 void remove_empty_cgroups(struct daemon *d)
 {
-    struct busy_users busy = {xcalloc(d->snap.user_count + 1, sizeof(uid_t)), 0};
-    for (size_t i = 0; i < d->snap.user_count; i++)
-        if (d->snap.users[i].tasks > 0)
-            busy.uids[busy.count++] = d->snap.users[i].uid;
+    const struct user_counters *c = &d->sampler.counters;
+    size_t n = d->sampler.use_counters ? c->count : 0;
+    struct busy_users busy = {xcalloc(n + 1, sizeof(uid_t)), 0};
+    /* One pread of pids.current a user instead of reading cgroup.procs. */
+    for (size_t i = 0; i < n; i++)
+        if (counters_tasks_now(&c->groups[i]) > 0)
+            busy.uids[busy.count++] = c->groups[i].uid;
     qsort(busy.uids, busy.count, sizeof(uid_t), compare_uid);
     enforcer_remove_empty(&d->enforcer, user_busy, &busy);
     free(busy.uids);

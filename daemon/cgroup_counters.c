@@ -174,6 +174,14 @@ static int read_number_file(int fd, uint64_t *value)
     return end == buf ? -1 : 0;
 }
 
+int64_t counters_tasks_now(const struct user_cgroup *g)
+{
+    uint64_t tasks;
+    if (g->pids_fd < 0 || read_number_file(g->pids_fd, &tasks) < 0)
+        return -1;
+    return (int64_t)tasks;
+}
+
 int counters_read(const struct user_counters *c, struct user_cgroup *g, struct user_usage *out)
 {
     char buf[4096];

@@ -52,6 +52,11 @@ void counters_discover(struct user_counters *c);
 /* Read one group's counters.  Returns 0 or -1 (the group is gone). */
 int counters_read(const struct user_counters *c, struct user_cgroup *g, struct user_usage *out);
 
+/* The group's task count read now (pids.current; counters_read keeps the
+ * last one while the CPU counter stands still, and a process can end
+ * without using CPU), or -1 where the pids controller is absent. */
+int64_t counters_tasks_now(const struct user_cgroup *g);
+
 /* The pids in the group and every group below it; *pids is malloc'd. */
 size_t counters_pids(const struct user_cgroup *g, pid_t **pids);
 

@@ -36,6 +36,7 @@ static const struct key keys[] = {
     {"daemon", "mode", T_MODE, P(mode), 0},
     {"daemon", "sample_interval", T_DURATION, P(sample_interval), 0},
     {"daemon", "scan_interval", T_DURATION, P(scan_interval), 0},
+    {"daemon", "proc_connector", T_BOOL, P(proc_connector), 0},
     {"daemon", "min_uid", T_UID, P(min_uid), 0},
     {"daemon", "admin_group", T_STRING, P(admin_group), 0},
     {"daemon", "event_log", T_PATH, P(event_log), 0},

@@ -134,6 +134,48 @@ static void restore_state(struct daemon *d)
         log_event(d, "state_error", err);
 }
 
+/* The proc connector when the policy asks for it.  Where the kernel
+ * refuses (not root, no CONFIG_PROC_EVENTS, a container) the sampler lists
+ * /proc every sample instead, as it does with proc_connector = no; the
+ * reason is said once, as an event. */
+static void sync_connector(struct daemon *d)
+{
+    if (!d->policy.proc_connector && d->connector.fd >= 0)
+        proc_connector_close(&d->connector);
+    if (d->policy.proc_connector && d->connector.fd < 0) {
+        char err[300];
+        if (proc_connector_open(&d->connector, err, sizeof(err)) < 0) {
+            char msg[400];
+            snprintf(msg, sizeof(msg), "proc connector: %s; new processes are found by listing"
+                     " /proc at every sample", err);
+            say(d, LOG_WARNING, msg);
+            log_event(d, "proc_connector_error", msg);
+        }
+    }
+    bool live = d->connector.fd >= 0;
+    if (d->sampler.events_live != live)
+        sampler_events_live(&d->sampler, live);
+}
+
+static void note_event(const struct pc_event *ev, void *arg)
+{
+    sampler_note_event(arg, ev);
+}
+
+/* Between samples the connector is read at most this often: a busy node
+ * forks thousands of times a second, and the socket's buffer holds them;
+ * nothing is judged before the next sample anyway. */
+#define DRAIN_PERIOD (100 * 1000)
+
+static void drain_connector(struct daemon *d)
+{
+    if (d->connector.fd < 0)
+        return;
+    if (proc_connector_drain(&d->connector, note_event, &d->sampler) > 0)
+        sampler_note_lost(&d->sampler); /* a full sweep at the next sample */
+    d->next_drain = now_boottime_usec() + DRAIN_PERIOD;
+}
+
 /* Per-user counters: the cgroupfs backend's own cgroups when it enforces,
  * else whatever per-user cgroups the host has, else /proc. */
 static int start_sampler(struct daemon *d)
@@ -155,6 +197,7 @@ static int start_sampler(struct daemon *d)
 int daemon_start(struct daemon *d)
 {
     d->started = true;
+    d->connector.fd = -1;
     if (!d->events.host[0])
         gethostname(d->events.host, sizeof(d->events.host) - 1);
     open_event_log(d, d->policy.event_log);
@@ -167,11 +210,15 @@ int daemon_start(struct daemon *d)
         return -1;
     }
     restore_state(d);
-    char msg[256];
+    /* Listening before the first sweep: nothing starts unseen between them. */
+    sync_connector(d);
+    char msg[512];
     bool no_templates = d->policy.channels.count && !d->policy.notices.kinds[0].path;
-    snprintf(msg, sizeof(msg), "%s mode, %zu rules, %zu levels, %s sampling%s%s%s",
+    snprintf(msg, sizeof(msg),
+             "%s mode, %zu rules, %zu levels, %s sampling, new processes %s%s%s%s",
              mode_name(d->policy.mode), d->policy.rules.count, d->policy.level_count,
              d->sampler.use_counters ? "per-user cgroup" : "/proc",
+             d->sampler.events_live ? "from the proc connector" : "by listing /proc",
              d->enforcing ? ", backend " : "",
              d->enforcing ? backend_name(d->enforcer.backend) : "",
              no_templates ? "; no notice templates found, so no notices: set [notify] notices_dirs"
@@ -209,6 +256,8 @@ void daemon_reload(struct daemon *d)
                 stop_requested = 1;
             }
         }
+        if (!stop_requested)
+            sync_connector(d);
     }
     /* SIGHUP is also logrotate's signal: always reopen the event log. */
     open_event_log(d, d->policy.event_log);
@@ -225,11 +274,12 @@ void daemon_tick(struct daemon *d)
     if (now >= d->next_sweep) {
         sampler_sweep(&d->sampler, &d->policy);
         if (d->enforcing)
-            enforcer_remove_empty(&d->enforcer);
+            remove_empty_cgroups(d);
         d->next_sweep = now + d->policy.scan_interval;
     }
     if (now < d->next_sample)
         return;
+    drain_connector(d); /* everything up to now, for this sample */
     sampler_sample(&d->sampler, &d->policy, &d->snap);
     decisions_clear(&d->decisions);
     engine_step(&d->policy, &d->engine, &d->snap, &d->decisions);
@@ -261,12 +311,14 @@ void daemon_tick(struct daemon *d)
         d->next_sample = now + d->policy.sample_interval;
 }
 
-static int wait_timeout_ms(const struct daemon *d)
+static int wait_timeout_ms(const struct daemon *d, bool drain_waits)
 {
     uint64_t now = now_boottime_usec();
     uint64_t next = d->next_sample < d->next_sweep ? d->next_sample : d->next_sweep;
     if (d->next_stop && d->next_stop < next)
         next = d->next_stop;
+    if (drain_waits && d->next_drain < next)
+        next = d->next_drain;
     return next > now ? (int)((next - now + 999) / 1000) : 0;
 }
 
@@ -288,10 +340,19 @@ void daemon_run(struct daemon *d)
             daemon_reload(d);
         }
         daemon_tick(d);
-        int ms = wait_timeout_ms(d);
+        /* The connector's socket is watched only once DRAIN_PERIOD has
+         * passed since it was last read: until then, a timeout does. */
+        bool watch = d->connector.fd >= 0 && now_boottime_usec() >= d->next_drain;
+        bool drain_waits = d->connector.fd >= 0 && !watch;
+        int ms = wait_timeout_ms(d, drain_waits);
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+        struct pollfd pfd = {.fd = d->connector.fd, .events = POLLIN};
         /* Signals are delivered only inside ppoll: no lost wake-up. */
-        ppoll(NULL, 0, &ts, &waiting);
+        /* POLLERR too: an overflow (ENOBUFS) is reported that way. */
+        if (ppoll(&pfd, watch ? 1 : 0, &ts, &waiting) > 0 && pfd.revents)
+            drain_connector(d);
+        else if (drain_waits && now_boottime_usec() >= d->next_drain)
+            d->next_drain = 0; /* watch the socket again */
     }
     sigprocmask(SIG_UNBLOCK, &blocked, NULL);
 }
@@ -302,6 +363,7 @@ void daemon_finish(struct daemon *d)
     log_event(d, "daemon_stopped", NULL);
     save_state(d);
     stop_enforcing(d);
+    proc_connector_close(&d->connector);
     event_log_close(&d->events);
     decisions_free(&d->decisions);
     snapshot_free(&d->snap);

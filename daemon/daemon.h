@@ -11,6 +11,7 @@
 #include "events.h"
 #include "notice_rate.h"
 #include "policy.h"
+#include "proc_connector.h"
 #include "sampler.h"
 #include "snapshot.h"
 
@@ -29,6 +30,8 @@ struct daemon {
     struct policy policy;
     struct engine_state engine;
     struct sampler sampler;
+    struct proc_connector connector; /* fd -1 when not listening */
+    uint64_t next_drain;   /* boottime usec: the connector is read again from then */
     struct snapshot snap;
     struct decisions decisions;
     struct event_log events;

@@ -18,12 +18,24 @@ int enforcer_open(struct enforcer *e, const struct policy *p, char *err, size_t 
     return cgroupfs_open(&e->cgroupfs, p->cgroup_parent, err, err_len);
 }
 
+/* Where uid is, or would go, in applied (sorted by uid). */
+static size_t applied_position(const struct enforcer *e, uid_t uid)
+{
+    size_t lo = 0, hi = e->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->applied[mid].uid < uid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static struct applied_limits *find_applied(struct enforcer *e, uid_t uid)
 {
-    for (size_t i = 0; i < e->count; i++)
-        if (e->applied[i].uid == uid)
-            return &e->applied[i];
-    return NULL;
+    size_t at = applied_position(e, uid);
+    return at < e->count && e->applied[at].uid == uid ? &e->applied[at] : NULL;
 }
 
 static int backend_apply(struct enforcer *e, uid_t uid, const struct limits *l, char *err,
@@ -42,8 +54,11 @@ int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
     if (a && limits_equal(&a->limits, l) && (!a->failed || now < a->retry_at))
         return 0;
     if (!a) {
+        size_t at = applied_position(e, uid);
         e->applied = grow_array(e->applied, e->count, &e->capacity, sizeof(*e->applied));
-        a = &e->applied[e->count++];
+        memmove(&e->applied[at + 1], &e->applied[at], (e->count - at) * sizeof(*e->applied));
+        e->count++;
+        a = &e->applied[at];
         a->uid = uid;
     }
     a->limits = *l;
@@ -59,13 +74,14 @@ int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, char *err, size_t e
     return cgroupfs_attach(&e->cgroupfs, uid, pid, err, err_len);
 }
 
-void enforcer_remove_empty(struct enforcer *e)
+void enforcer_remove_empty(struct enforcer *e, bool (*busy)(uid_t uid, void *arg), void *arg)
 {
     if (e->backend != BACKEND_CGROUPFS)
         return;
     size_t kept = 0;
     for (size_t i = 0; i < e->count; i++)
-        if (cgroupfs_remove_if_empty(&e->cgroupfs, e->applied[i].uid) == 0)
+        if ((busy && busy(e->applied[i].uid, arg)) ||
+            cgroupfs_remove_if_empty(&e->cgroupfs, e->applied[i].uid) == 0)
             e->applied[kept++] = e->applied[i];
     e->count = kept;
 }

@@ -48,8 +48,10 @@ int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
 
 /* cgroupfs: remove the cgroups of users with no process left (called at
  * every sweep, so a cgroup lives at least a scan_interval after its last
- * process).  Their limits are set again if they come back. */
-void enforcer_remove_empty(struct enforcer *e);
+ * process).  Their limits are set again if they come back.  Users for
+ * whom busy says yes (their task counter is above 0)
+ * are not looked at: opening each cgroup.procs costs. */
+void enforcer_remove_empty(struct enforcer *e, bool (*busy)(uid_t uid, void *arg), void *arg);
 
 /* cgroupfs: move a process into its user's cgroup (which the user's
  * limits made).  A no-op with the systemd backend. */

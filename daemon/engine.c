@@ -19,15 +19,32 @@ const char *decision_name(enum decision_kind k)
     return decision_names[k];
 }
 
+/* Where uid is, or would go, in st->users (sorted by uid): the daemon
+ * asks for each of hundreds of users several times a sample. */
+static size_t user_position(const struct engine_state *st, uid_t uid)
+{
+    size_t lo = 0, hi = st->user_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->users[mid].uid < uid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 struct user_state *engine_user(struct engine_state *st, uid_t uid, bool create)
 {
-    for (size_t i = 0; i < st->user_count; i++)
-        if (st->users[i].uid == uid)
-            return &st->users[i];
+    size_t at = user_position(st, uid);
+    if (at < st->user_count && st->users[at].uid == uid)
+        return &st->users[at];
     if (!create)
         return NULL;
     st->users = grow_array(st->users, st->user_count, &st->user_capacity, sizeof(*st->users));
-    struct user_state *u = &st->users[st->user_count++];
+    memmove(&st->users[at + 1], &st->users[at], (st->user_count - at) * sizeof(*st->users));
+    st->user_count++;
+    struct user_state *u = &st->users[at];
     memset(u, 0, sizeof(*u));
     u->uid = uid;
     return u;
@@ -279,22 +296,27 @@ void engine_step(const struct policy *p, struct engine_state *st, const struct s
     for (size_t i = 0; i < st->user_count; i++)
         if ((size_t)st->users[i].level > p->level_count)
             st->users[i].level = (int)p->level_count;
+    for (size_t i = 0; i < st->user_count; i++)
+        st->users[i].in_snapshot = false;
     for (size_t i = 0; i < snap->user_count; i++) {
         const struct user_sample *u = &snap->users[i];
         struct user_state *us = engine_user(st, u->uid, false);
         if (engine_user_protected(p, us, u, snap->now)) {
-            if (us)
+            if (us) {
                 us->cpu_over_since = us->mem_over_since = 0;
+                us->in_snapshot = true;
+            }
             continue;
         }
         if (!us)
             us = engine_user(st, u->uid, true);
+        us->in_snapshot = true;
         track_window(p, us, u, snap);
         raise_level(p, us, u, snap, out);
     }
     for (size_t i = 0; i < st->user_count; i++) {
         struct user_state *us = &st->users[i];
-        if (!snapshot_find_user(snap, us->uid))
+        if (!us->in_snapshot)
             us->cpu_over_since = us->mem_over_since = 0;
         expire_and_decay(p, us, snap->now, out);
     }

@@ -31,6 +31,7 @@ struct user_state {
     double cpu_over_sum;      /* core-usec used during that run */
     uint64_t mem_over_since;  /* the same for [violation] memory */
     double mem_over_sum;      /* byte-usec */
+    bool in_snapshot;         /* during engine_step: the user is in this sample */
 };
 
 /* A process of class compute being watched through its grace, or one
@@ -84,6 +85,8 @@ void engine_step(const struct policy *p, struct engine_state *st, const struct s
 bool engine_user_protected(const struct policy *p, const struct user_state *st,
                            const struct user_sample *u, uint64_t now);
 
+/* uid's state, made (zeroed) with create.  The table is kept sorted by
+ * uid, so making one may move the others: hold no pointer across it. */
 struct user_state *engine_user(struct engine_state *st, uid_t uid, bool create);
 void engine_state_free(struct engine_state *st);
 void decisions_clear(struct decisions *d);

@@ -15,6 +15,7 @@ void policy_init_defaults(struct policy *p)
     p->mode = MODE_OBSERVE;
     p->sample_interval = 2 * USEC_PER_SEC;
     p->scan_interval = 30 * USEC_PER_SEC;
+    p->proc_connector = true;
     p->min_uid = 1000;
     p->admin_group = xstrdup("wheel");
     p->event_log = xstrdup(LOCALSTATEDIR "/log/loginguard/events.jsonl");

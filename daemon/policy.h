@@ -37,6 +37,7 @@ struct policy {
     enum mode mode;
     uint64_t sample_interval;   /* usec */
     uint64_t scan_interval;     /* usec */
+    bool proc_connector;        /* learn of new processes from the kernel's events */
     uid_t min_uid;
     char *admin_group;
     char *event_log;

@@ -324,8 +324,10 @@ static int refresh(struct sampler *s, const struct policy *p, struct tracked_pro
         st.start_time != t->start_time)
         return -1;
     if (strcmp(st.comm, t->comm) != 0) {
-        /* A new program (exec) or a rename: classify it again now. */
+        /* A new program (exec) or a rename: classify it again now (the
+         * rules see the name even where exe and argv stayed the same). */
         memcpy(t->comm, st.comm, sizeof(t->comm));
+        t->class_known = false;
         reread_identity(s, p, t);
     }
     update_usage(s, t, &st, now, interval, false);
@@ -535,10 +537,95 @@ static void add_details(struct sampler *s, const struct policy *p, struct snapsh
     }
 }
 
+/* ---- news from the proc connector ---- */
+
+enum {
+    MARK_FORKED = 1, /* a new process took this pid */
+    MARK_EXECED = 2,
+    MARK_UID = 4,
+    MARK_GONE = 8,   /* the last word about this pid was its exit */
+};
+
+void sampler_note_event(struct sampler *s, const struct pc_event *ev)
+{
+    unsigned *f = pid_marks_get(&s->marks, ev->pid);
+    switch (ev->kind) {
+    case PC_FORK:
+        *f = (*f & ~(unsigned)MARK_GONE) | MARK_FORKED;
+        break;
+    case PC_EXEC:
+        *f |= MARK_EXECED;
+        break;
+    case PC_UID:
+        *f |= MARK_UID;
+        break;
+    case PC_EXIT:
+        *f |= MARK_GONE;
+        break;
+    }
+}
+
+void sampler_note_lost(struct sampler *s)
+{
+    s->rescan = true;
+}
+
+void sampler_events_live(struct sampler *s, bool live)
+{
+    s->events_live = live;
+    s->rescan = s->rescan || live;
+    pid_marks_clear(&s->marks);
+}
+
+/* After an exec: a new name and program, classified again.  The entry
+ * goes if its pid is gone or now another process's. */
+static void reread_program(struct sampler *s, const struct policy *p, struct tracked_proc *t)
+{
+    char buf[STAT_BUF];
+    struct proc_stat st;
+    ssize_t n = read_stat(s, t, buf);
+    if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) < 0 || st.pid != t->pid ||
+        st.start_time != t->start_time) {
+        forget(s, t);
+        return;
+    }
+    memcpy(t->comm, st.comm, sizeof(t->comm));
+    t->class_known = false;
+    reread_identity(s, p, t);
+}
+
+/* What the connector reported since the last sample: new processes are
+ * read (a forbidden program is judged at this sample, a stray one is
+ * handed to the backend), exec'd ones classified again, a uid change
+ * looked at, the dead forgotten.  A process born and gone within the
+ * interval costs nothing. */
+static void apply_marks(struct sampler *s, const struct policy *p, uint64_t now,
+                        uint64_t interval)
+{
+    for (size_t i = 0; i < s->marks.count; i++) {
+        pid_t pid = s->marks.marks[i].pid;
+        unsigned f = s->marks.marks[i].flags;
+        struct tracked_proc *t = lookup(s, pid);
+        /* A fork names a new process: what had the pid before is gone. */
+        if (t && ((f & (MARK_GONE | MARK_FORKED)) || ((f & MARK_UID) && !same_owner(s, t)))) {
+            forget(s, t);
+            t = NULL;
+        }
+        if (f & MARK_GONE)
+            continue;
+        if (!t)
+            discover(s, p, pid, now, interval);
+        else if ((f & MARK_EXECED) && !t->ignored)
+            reread_program(s, p, t);
+    }
+    pid_marks_clear(&s->marks);
+}
+
 /* Level one from /proc: every user process, one held-descriptor read each. */
 static void sample_procfs(struct sampler *s, const struct policy *p, struct snapshot *snap,
                           uint64_t now, uint64_t interval, struct uid_index *ix)
 {
+    apply_marks(s, p, now, interval); /* the exec'd, before they are read */
     for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
         struct tracked_proc *t = visit(s, p, pid, now, interval);
         if (!t || t->ignored)
@@ -578,7 +665,9 @@ static void find_new_processes(struct sampler *s, const struct policy *p, uint64
 static void sample_counters(struct sampler *s, const struct policy *p, struct snapshot *snap,
                             uint64_t now, uint64_t interval, struct uid_index *ix)
 {
-    find_new_processes(s, p, now, interval);
+    apply_marks(s, p, now, interval);
+    if (!s->events_live)
+        find_new_processes(s, p, now, interval);
     counters_discover(&s->counters);
     for (size_t i = 0; i < s->counters.count; i++) {
         struct user_cgroup *g = &s->counters.groups[i];
@@ -587,6 +676,13 @@ static void sample_counters(struct sampler *s, const struct policy *p, struct sn
             continue;
         s->stats.users_read++;
         struct user_sample *u = user_for(ix, snap, g->uid);
+        /* A group found after the first sample was made during the last
+         * interval (groups are looked for at every sample): all it used
+         * counts, from 0.  At the first sample there is no baseline yet. */
+        if (!g->have_last && s->stats.samples > 1) {
+            g->last_cpu_usec = 0;
+            g->have_last = true;
+        }
         u->cpu = g->have_last && use.cpu_usec >= g->last_cpu_usec
                      ? (double)(use.cpu_usec - g->last_cpu_usec) / (double)interval
                      : 0;
@@ -638,6 +734,8 @@ double sampler_memory_pressure(const char *path)
 
 void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *snap)
 {
+    if (s->rescan)
+        sampler_sweep(s, p);
     uint64_t now = now_boottime_usec();
     uint64_t interval = s->last_sample ? now - s->last_sample : p->sample_interval;
     if (interval == 0)
@@ -665,20 +763,37 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
 /* ---- the full sweep ---- */
 
 /* Whether the process ran since the last sweep: only then can it have
- * executed another program. */
-static bool ran_since_sweep(struct tracked_proc *t)
+ * executed another program.  Read now, not taken from the last sample:
+ * with per-user counters a quiet user's processes are not read between
+ * sweeps. */
+static bool ran_since_sweep(const struct sampler *s, struct tracked_proc *t)
 {
-    uint64_t activity = t->held_is_sched ? t->sched_runtime : t->ticks;
+    uint64_t activity;
+    if (t->held_fd >= 0 && t->held_is_sched) {
+        if (read_runtime(t, &activity) < 0)
+            return false; /* gone: the next sample forgets it */
+    } else {
+        char buf[STAT_BUF];
+        struct proc_stat st;
+        ssize_t n = read_stat(s, t, buf);
+        if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) < 0)
+            return false;
+        activity = st.utime + st.stime;
+    }
     bool ran = activity != t->swept_activity;
     t->swept_activity = activity;
     return ran;
 }
 
 /* One pass over /proc.  The uid is the owner of /proc/PID (one fstatat,
- * where libproc2's reap parses /proc/PID/status for the same number). */
+ * where libproc2's reap parses /proc/PID/status for the same number).
+ * While the proc connector reports every exec, the sweep need not look
+ * for them; after lost events it does. */
 void sampler_sweep(struct sampler *s, const struct policy *p)
 {
     uint64_t now = now_boottime_usec();
+    bool look_for_execs = !s->events_live || s->rescan;
+    s->rescan = false;
     uint32_t sweep_generation = ++s->generation;
     for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
         struct tracked_proc *t = lookup(s, pid);
@@ -695,8 +810,8 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
         }
         /* Usage is left to the samples, which time their own readings. */
         t->generation = sweep_generation;
-        if (!t->ignored && ran_since_sweep(t))
-            reread_identity(s, p, t);
+        if (!t->ignored && look_for_execs && ran_since_sweep(s, t))
+            reread_program(s, p, t); /* name, exe and argv: all may be new */
     }
     prune(s, sweep_generation);
 }
@@ -818,6 +933,7 @@ void sampler_free(struct sampler *s)
     }
     free(s->buckets);
     free(s->new_procs);
+    pid_marks_free(&s->marks);
     if (s->proc_dir)
         closedir(s->proc_dir);
     counters_close(&s->counters);

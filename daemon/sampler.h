@@ -12,7 +12,10 @@
  * Level two: processes, for users above half a violation threshold, and
  * every compute or forbidden process.
  * Every scan_interval a full sweep looks at every process again: uid
- * changes after setuid, new programs after exec (for those that ran). */
+ * changes after setuid, new programs after exec (for those that ran).
+ * New processes: where the proc connector reports forks, execs, uid
+ * changes and exits (sampler_note_event), each sample looks at just those
+ * pids; elsewhere each sample lists /proc for pids it does not know. */
 #ifndef LOGINGUARD_SAMPLER_H
 #define LOGINGUARD_SAMPLER_H
 
@@ -21,7 +24,9 @@
 #include <stdint.h>
 
 #include "cgroup_counters.h"
+#include "pidmarks.h"
 #include "policy.h"
+#include "proc_connector.h"
 #include "procfs.h"
 #include "snapshot.h"
 #include "stopper.h"
@@ -79,6 +84,10 @@ struct sampler {
     /* New user processes not yet taken by sampler_take_new. */
     struct new_proc *new_procs;
     size_t new_count, new_capacity;
+    /* The proc connector's news since the last sample. */
+    struct pid_marks marks;
+    bool events_live;   /* news come in: no /proc listing each sample */
+    bool rescan;        /* news were lost: a full sweep at the next sample */
 };
 
 /* proc_root is "/proc" except in tests.  counter_version 0 means: use
@@ -117,6 +126,15 @@ struct new_proc {
     enum proc_class class;
 };
 size_t sampler_take_new(struct sampler *s, const struct new_proc **procs);
+
+/* Whether the proc connector feeds sampler_note_event.  Turning it on
+ * asks for a full sweep (at the next sample unless one comes first):
+ * what ran before the subscription was never reported. */
+void sampler_events_live(struct sampler *s, bool live);
+/* One event from the proc connector, acted on at the next sample. */
+void sampler_note_event(struct sampler *s, const struct pc_event *ev);
+/* Events were lost (ENOBUFS): the next sample sweeps all of /proc. */
+void sampler_note_lost(struct sampler *s);
 
 /* After a reload: classes come from the new rules, names from NSS anew. */
 void sampler_reclassify(struct sampler *s, const struct policy *p);

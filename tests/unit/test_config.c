@@ -55,6 +55,7 @@ static void test_shipped_config_is_the_default(void **state)
     assert_int_equal(shipped.mode, builtin.mode);
     assert_int_equal(shipped.sample_interval, builtin.sample_interval);
     assert_int_equal(shipped.scan_interval, builtin.scan_interval);
+    assert_int_equal(shipped.proc_connector, builtin.proc_connector);
     assert_int_equal(shipped.min_uid, builtin.min_uid);
     assert_string_equal(shipped.admin_group, builtin.admin_group);
     assert_string_equal(shipped.event_log, builtin.event_log);
@@ -192,7 +193,7 @@ static void test_syntax_errors(void **state)
                  "[classes], [exempt], [level N] and [notify]");
     expect_error("[daemon]\nmdoe = observe\n",
                  ":2: unknown key 'mdoe' in [daemon]; known keys: mode, sample_interval, "
-                 "scan_interval, min_uid, admin_group, event_log, state_dir, control_socket, "
+                 "scan_interval, proc_connector, min_uid, admin_group, event_log, state_dir, control_socket, "
                  "rules_dirs, backend, cgroup_parent, stop_grace");
     expect_error("[share]\nwindow = 5m\n", ":2: 'window' belongs in [violation], not [share]");
     expect_error("[daemon]\nduration = 5m\n", ":2: 'duration' belongs in [level N], not [daemon]");

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 import unittest
 
@@ -81,14 +82,20 @@ class Processes:
     def __init__(self):
         self.procs = []
 
-    def start(self, argv, user=None):
+    def start(self, argv, user=None, tty=None):
+        """argv as user (None: root) in a session of its own; with tty (a
+        terminal's descriptor), that terminal is its stdin and its
+        controlling terminal, as after a login."""
         def become():
             os.setsid()
+            if tty is not None:
+                fcntl.ioctl(0, termios.TIOCSCTTY, 0)
             if user is not None:
                 os.setgroups([])
                 os.setresgid(user.pw_gid, user.pw_gid, user.pw_gid)
                 os.setresuid(user.pw_uid, user.pw_uid, user.pw_uid)
-        p = subprocess.Popen(argv, preexec_fn=become, stdin=subprocess.DEVNULL,
+        p = subprocess.Popen(argv, preexec_fn=become,
+                             stdin=subprocess.DEVNULL if tty is None else tty,
                              stdout=subprocess.DEVNULL, cwd="/")
         self.procs.append(p)
         return p

@@ -14,7 +14,7 @@
 
 #define SUBJECT_MAX 200     /* bytes, before encoding */
 #define HEADER_VALUE_MAX 900 /* From, To: under RFC 5322's 998 a line */
-#define ENCODED_CHUNK 45    /* bytes per encoded word: 60 base64 characters */
+#define ENCODED_CHUNK 42    /* bytes per encoded word: 56 base64 characters, 77 a line */
 #define MAX_ARGS 32
 
 static bool is_control(unsigned char c)

@@ -1,0 +1,184 @@
+/* lg-notify: the notice channels called from the command line, for the
+ * integration tests (real ttys, a real session bus, a real command).
+ *
+ *   lg-notify tty [--dev DIR] [--utmp FILE] UID TEXT [PID...]
+ *       prints "written=N skipped=M"
+ *   lg-notify desktop [--urgent] [--timeout-ms N] [--probe-pid] UID RUNTIME_DIR SUMMARY BODY
+ *       prints "sent", "skipped: ..." or "failed: ..."; --probe-pid then
+ *       forks once more and prints "probe=PID" (run as pid 1 of a new pid
+ *       namespace, 2 means the call forked nothing, 3 that it forked once)
+ *   lg-notify email [--timeout-ms N] COMMAND FROM TO SUBJECT BODY
+ *       BODY "-" reads the body from stdin (one longer than argv allows)
+ *   lg-notify address USER [DOMAIN]
+ *   lg-notify utmp-add FILE LINE USER PID     (a login entry in a utmp file)
+ * Exit status 0 when the call was made, 2 for bad usage. */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <utmpx.h>
+
+#include "notify_desktop.h"
+#include "notify_email.h"
+#include "notify_tty.h"
+
+struct options {
+    const char *dev, *utmp;
+    bool urgent, probe_pid;
+    uint64_t timeout_usec;
+};
+
+static int usage(void)
+{
+    fputs("usage: lg-notify tty|desktop|email|address|utmp-add ... (see the source)\n", stderr);
+    return 2;
+}
+
+/* Options come first; returns the index of the first positional argument. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    int i = 2;
+    for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+        if (strcmp(argv[i], "--urgent") == 0)
+            o->urgent = true;
+        else if (strcmp(argv[i], "--probe-pid") == 0)
+            o->probe_pid = true;
+        else if (strcmp(argv[i], "--dev") == 0 && i + 1 < argc)
+            o->dev = argv[++i];
+        else if (strcmp(argv[i], "--utmp") == 0 && i + 1 < argc)
+            o->utmp = argv[++i];
+        else if (strcmp(argv[i], "--timeout-ms") == 0 && i + 1 < argc)
+            o->timeout_usec = strtoull(argv[++i], NULL, 10) * 1000;
+        else
+            return -1;
+    }
+    return i;
+}
+
+static int run_tty(int argc, char **argv, const struct options *o)
+{
+    if (argc < 2)
+        return usage();
+    size_t count = (size_t)(argc - 2);
+    pid_t *pids = calloc(count ? count : 1, sizeof(*pids));
+    for (size_t i = 0; i < count; i++)
+        pids[i] = (pid_t)atoi(argv[2 + i]);
+    int skipped = 0;
+    int written = notify_tty_at("/proc", o->dev ? o->dev : "/dev", o->utmp,
+                                (uid_t)strtoul(argv[0], NULL, 10), pids, count, argv[1],
+                                &skipped);
+    printf("written=%d skipped=%d\n", written, skipped);
+    free(pids);
+    return 0;
+}
+
+static void probe(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    waitpid(pid, NULL, 0);
+    printf("probe=%d\n", (int)pid);
+}
+
+static int print_outcome(enum notify_outcome outcome, const char *err)
+{
+    if (outcome == NOTIFY_SENT)
+        printf("sent\n");
+    else
+        printf("%s: %s\n", outcome == NOTIFY_SKIPPED ? "skipped" : "failed", err);
+    return 0;
+}
+
+static int run_desktop(int argc, char **argv, const struct options *o)
+{
+    if (argc != 4)
+        return usage();
+    char err[512] = "";
+    enum notify_outcome outcome =
+        notify_desktop((uid_t)strtoul(argv[0], NULL, 10), argv[1], argv[2], argv[3], o->urgent,
+                       o->timeout_usec, err, sizeof(err));
+    print_outcome(outcome, err);
+    if (o->probe_pid)
+        probe();
+    return 0;
+}
+
+static int run_email(int argc, char **argv, const struct options *o)
+{
+    if (argc != 5)
+        return usage();
+    char err[512] = "";
+    char *body = NULL;
+    size_t body_len = 0;
+    if (strcmp(argv[4], "-") == 0) {
+        FILE *in = open_memstream(&body, &body_len);
+        int c;
+        while (in && (c = getchar()) != EOF)
+            fputc(c, in);
+        if (!in || fclose(in) != 0)
+            return 1;
+    }
+    print_outcome(notify_email(argv[0], argv[1], argv[2], argv[3], body ? body : argv[4],
+                               o->timeout_usec, err, sizeof(err)),
+                  err);
+    free(body);
+    return 0;
+}
+
+static int run_address(int argc, char **argv)
+{
+    if (argc < 1 || argc > 2)
+        return usage();
+    char *address = email_address(argv[0], argc == 2 ? argv[1] : NULL);
+    printf("%s\n", address);
+    free(address);
+    return 0;
+}
+
+static int run_utmp_add(int argc, char **argv)
+{
+    if (argc != 4)
+        return usage();
+    struct utmpx u = {.ut_type = USER_PROCESS, .ut_pid = (pid_t)atoi(argv[3])};
+    strncpy(u.ut_line, argv[1], sizeof(u.ut_line));
+    strncpy(u.ut_user, argv[2], sizeof(u.ut_user));
+    strncpy(u.ut_id, argv[1] + (strlen(argv[1]) > 4 ? strlen(argv[1]) - 4 : 0), sizeof(u.ut_id));
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    u.ut_tv.tv_sec = (int32_t)tv.tv_sec;
+    if (utmpxname(argv[0]) != 0)
+        return 1;
+    setutxent();
+    int ok = pututxline(&u) != NULL;
+    endutxent();
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {.timeout_usec = 5000000};
+    if (argc < 2)
+        return usage();
+    int first = parse_options(argc, argv, &o);
+    if (first < 0)
+        return usage();
+    int n = argc - first;
+    char **args = argv + first;
+    if (strcmp(argv[1], "tty") == 0)
+        return run_tty(n, args, &o);
+    if (strcmp(argv[1], "desktop") == 0)
+        return run_desktop(n, args, &o);
+    if (strcmp(argv[1], "email") == 0)
+        return run_email(n, args, &o);
+    if (strcmp(argv[1], "address") == 0)
+        return run_address(n, args);
+    if (strcmp(argv[1], "utmp-add") == 0)
+        return run_utmp_add(n, args);
+    return usage();
+}

@@ -97,8 +97,7 @@ class Processes:
                 os.setgroups([])
                 os.setresgid(user.pw_gid, user.pw_gid, user.pw_gid)
                 os.setresuid(user.pw_uid, user.pw_uid, user.pw_uid)
-        p = subprocess.Popen(argv, preexec_fn=become,
-                             stdin=subprocess.DEVNULL if tty is None else tty,
+        p = subprocess.Popen(argv, preexec_fn=become, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, cwd="/")
         self.procs.append(p)
         return p

@@ -15,16 +15,6 @@
 #include "child.h"
 #include "util.h"
 
-static int pidfd_open_(pid_t pid)
-{
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-static int pidfd_signal_(int pidfd, int sig)
-{
-    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
-}
-
 /* In the child: leave nothing of the daemon behind but stderr, then run. */
 static _Noreturn void child_main(child_fn *fn, void *arg, int in_fd, pid_t parent)
 {

@@ -14,18 +14,6 @@
 #include "stopper.h"
 #include "util.h"
 
-/* glibc 2.36 has the wrappers, but older ones do not: the syscalls are
- * what the kernel offers (5.3+). */
-static int pidfd_open_(pid_t pid)
-{
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-static int pidfd_signal_(int pidfd, int sig)
-{
-    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
-}
-
 /* Is the process behind pidfd still the one the sampler saw?  Read after
  * the pidfd exists: if /proc/PID still shows the same start time and
  * owner now, the pidfd refers to that process. */

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -104,4 +106,14 @@ uint64_t now_realtime_usec(void)
 uint64_t now_boottime_usec(void)
 {
     return clock_usec(CLOCK_BOOTTIME);
+}
+
+int pidfd_open_(pid_t pid)
+{
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int pidfd_signal_(int pidfd, int sig)
+{
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }

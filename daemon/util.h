@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);
@@ -26,5 +27,10 @@ void copy_string(char *dst, size_t dst_len, const char *src);
 
 uint64_t now_realtime_usec(void);
 uint64_t now_boottime_usec(void);
+
+/* pidfd_open(2) and pidfd_send_signal(2): glibc 2.36 has the wrappers,
+ * older ones do not; the syscalls are what the kernel offers (5.3+). */
+int pidfd_open_(pid_t pid);
+int pidfd_signal_(int pidfd, int sig);
 
 #endif

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +19,10 @@ int enforcer_open(struct enforcer *e, const struct policy *p, char *err, size_t 
     return cgroupfs_open(&e->cgroupfs, p->cgroup_parent, err, err_len);
 }
 
-/* Where uid is, or would go, in applied (sorted by uid). */
 static size_t applied_position(const struct enforcer *e, uid_t uid)
 {
-    size_t lo = 0, hi = e->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (e->applied[mid].uid < uid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return uid_position(e->applied, e->count, sizeof(*e->applied),
+                        offsetof(struct applied_limits, uid), uid);
 }
 
 static struct applied_limits *find_applied(struct enforcer *e, uid_t uid)
@@ -55,9 +48,7 @@ int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
         return 0;
     if (!a) {
         size_t at = applied_position(e, uid);
-        e->applied = grow_array(e->applied, e->count, &e->capacity, sizeof(*e->applied));
-        memmove(&e->applied[at + 1], &e->applied[at], (e->count - at) * sizeof(*e->applied));
-        e->count++;
+        e->applied = insert_at(e->applied, &e->count, &e->capacity, sizeof(*e->applied), at);
         a = &e->applied[at];
         a->uid = uid;
     }

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,35 +20,17 @@ const char *decision_name(enum decision_kind k)
     return decision_names[k];
 }
 
-/* Where uid is, or would go, in st->users (sorted by uid): the daemon
- * asks for each of hundreds of users several times a sample. */
-static size_t user_position(const struct engine_state *st, uid_t uid)
-{
-    size_t lo = 0, hi = st->user_count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (st->users[mid].uid < uid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 struct user_state *engine_user(struct engine_state *st, uid_t uid, bool create)
 {
-    size_t at = user_position(st, uid);
+    size_t at = uid_position(st->users, st->user_count, sizeof(*st->users),
+                             offsetof(struct user_state, uid), uid);
     if (at < st->user_count && st->users[at].uid == uid)
         return &st->users[at];
     if (!create)
         return NULL;
-    st->users = grow_array(st->users, st->user_count, &st->user_capacity, sizeof(*st->users));
-    memmove(&st->users[at + 1], &st->users[at], (st->user_count - at) * sizeof(*st->users));
-    st->user_count++;
-    struct user_state *u = &st->users[at];
-    memset(u, 0, sizeof(*u));
-    u->uid = uid;
-    return u;
+    st->users = insert_at(st->users, &st->user_count, &st->user_capacity, sizeof(*st->users), at);
+    st->users[at].uid = uid;
+    return &st->users[at];
 }
 
 void engine_state_free(struct engine_state *st)

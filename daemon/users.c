@@ -2,6 +2,7 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,31 +31,14 @@ static bool in_exempt_group(const struct policy *p, const struct passwd *pw)
     return found;
 }
 
-/* Where uid is, or would go, in the cache (sorted by uid): each sample
- * asks for every user, hundreds of them on a busy node. */
-static size_t position(const struct user_cache *c, uid_t uid)
-{
-    size_t lo = 0, hi = c->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->entries[mid].uid < uid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 const struct user_info *users_lookup(struct user_cache *c, const struct policy *p, uid_t uid)
 {
-    size_t at = position(c, uid);
+    size_t at = uid_position(c->entries, c->count, sizeof(*c->entries),
+                             offsetof(struct user_info, uid), uid);
     if (at < c->count && c->entries[at].uid == uid)
         return &c->entries[at];
-    c->entries = grow_array(c->entries, c->count, &c->capacity, sizeof(*c->entries));
-    memmove(&c->entries[at + 1], &c->entries[at], (c->count - at) * sizeof(*c->entries));
-    c->count++;
+    c->entries = insert_at(c->entries, &c->count, &c->capacity, sizeof(*c->entries), at);
     struct user_info *u = &c->entries[at];
-    memset(u, 0, sizeof(*u));
     u->uid = uid;
     char buf[4096];
     struct passwd pw, *res = NULL;

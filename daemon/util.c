@@ -117,3 +117,32 @@ int pidfd_signal_(int pidfd, int sig)
 {
     return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
+
+static uid_t uid_at(const void *array, size_t size, size_t uid_offset, size_t i)
+{
+    uid_t uid;
+    memcpy(&uid, (const char *)array + i * size + uid_offset, sizeof(uid));
+    return uid;
+}
+
+size_t uid_position(const void *array, size_t count, size_t size, size_t uid_offset, uid_t uid)
+{
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (uid_at(array, size, uid_offset, mid) < uid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void *insert_at(void *array, size_t *count, size_t *capacity, size_t size, size_t at)
+{
+    char *a = grow_array(array, *count, capacity, size);
+    memmove(a + (at + 1) * size, a + at * size, (*count - at) * size);
+    memset(a + at * size, 0, size);
+    (*count)++;
+    return a;
+}

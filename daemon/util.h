@@ -19,6 +19,14 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * doubles when full.  Returns the possibly moved array. */
 void *grow_array(void *array, size_t count, size_t *capacity, size_t size);
 
+/* Arrays of structs kept sorted by a uid_t member (at uid_offset): the
+ * daemon looks up each of hundreds of users several times a sample.
+ * uid_position: where uid is, or would go.  insert_at: room for one
+ * element at `at` (zeroed), the tail moved up; returns the array, which
+ * may have moved, so pointers into it do not survive an insertion. */
+size_t uid_position(const void *array, size_t count, size_t size, size_t uid_offset, uid_t uid);
+void *insert_at(void *array, size_t *count, size_t *capacity, size_t size, size_t at);
+
 /* Replace *slot with a copy of value (NULL allowed), freeing the old one. */
 void set_string(char **slot, const char *value);
 

@@ -181,6 +181,59 @@ notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
             return f.read()
 
 
+def write_rules(workdir, rules):
+    """Rule objects as workdir/rules.d/test.rules (JSON lines)."""
+    os.makedirs(f"{workdir}/rules.d", exist_ok=True)
+    with open(f"{workdir}/rules.d/test.rules", "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in rules))
+
+
+class DaemonTestCase(unittest.TestCase):
+    """A class of tests sharing one daemon: test users, a private work
+    directory holding the class's rules (workdir/rules.d/test.rules) and a
+    cgroup_parent named for the class, below this test's own cgroup; all
+    removed again afterwards.  A subclass gives policy() (the drop-in, for
+    cls.workdir and cls.parent), and may give test_rules() and prepare()
+    (files the daemon needs before it starts); every test gets self.procs."""
+
+    @classmethod
+    def policy(cls):
+        raise NotImplementedError
+
+    @classmethod
+    def test_rules(cls):
+        return []
+
+    @classmethod
+    def prepare(cls):
+        pass
+
+    @classmethod
+    def setUpClass(cls):
+        cls.users = TestUsers()
+        cls.workdir = make_workdir()
+        cls.parent = f"lgtest-{os.getpid()}-{cls.__name__.lower()}"
+        write_rules(cls.workdir, cls.test_rules())
+        cls.spin = private_copy(SPIN, cls.workdir, "spin")
+        cls.prepare()
+        cls.daemon = Daemon(cls.workdir, cls.policy())
+        cls.daemon.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        remove_cgroups(cls.parent)
+        cls.users.remove_all()
+        if not os.environ.get("LG_KEEP"):
+            shutil.rmtree(cls.workdir, ignore_errors=True)
+
+    def setUp(self):
+        self.procs = Processes()
+
+    def tearDown(self):
+        self.procs.stop_all()
+
+
 def iso_to_epoch(text):
     """'2026-11-22T00:49:12.577Z' -> seconds since the epoch."""
     import datetime

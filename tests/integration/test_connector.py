@@ -9,14 +9,10 @@ start (scan_interval 10 min): the exec event is what found it.  With
 program is still stopped at the next sample, and one exec'd by a process
 it already knew at the next sweep."""
 
-import json
-import os
-import shutil
 import time
-import unittest
 
 import lgtest
-from lgtest import Daemon, Processes, TestUsers, wait_for
+from lgtest import wait_for
 
 SAMPLE = 1.0
 SLEEP_BEFORE_EXEC = 2.5   # the shell is seen (as sh) before it execs
@@ -43,36 +39,21 @@ memory_pressure = 0
 """
 
 
-class Base(unittest.TestCase):
+class Base(lgtest.DaemonTestCase):
     connector = "yes"
     scan = "10m"
 
     @classmethod
-    def setUpClass(cls):
-        cls.users = TestUsers()
-        cls.workdir = lgtest.make_workdir()
-        cls.parent = f"lgtest-{os.getpid()}-{cls.__name__.lower()}"
-        os.makedirs(f"{cls.workdir}/rules.d")
-        with open(f"{cls.workdir}/rules.d/test.rules", "w") as f:
-            f.write(json.dumps({"name": "test-miner", "class": "forbidden",
-                                "comm": "lgminer"}) + "\n")
-        cls.miner = lgtest.private_copy(lgtest.SPIN, cls.workdir, "lgminer")
-        cls.daemon = Daemon(cls.workdir, policy(cls.parent, cls.workdir, cls.connector, cls.scan))
-        cls.daemon.start()
+    def policy(cls):
+        return policy(cls.parent, cls.workdir, cls.connector, cls.scan)
 
     @classmethod
-    def tearDownClass(cls):
-        cls.daemon.stop()
-        lgtest.remove_cgroups(cls.parent)
-        cls.users.remove_all()
-        if not os.environ.get("LG_KEEP"):
-            shutil.rmtree(cls.workdir, ignore_errors=True)
+    def test_rules(cls):
+        return [{"name": "test-miner", "class": "forbidden", "comm": "lgminer"}]
 
-    def setUp(self):
-        self.procs = Processes()
-
-    def tearDown(self):
-        self.procs.stop_all()
+    @classmethod
+    def prepare(cls):
+        cls.miner = lgtest.private_copy(lgtest.SPIN, cls.workdir, "lgminer")
 
     def started_message(self):
         return self.daemon.find(event="daemon_started")[-1]["message"]

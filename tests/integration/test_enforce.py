@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import time
 import unittest
 
@@ -59,40 +58,22 @@ memory = {MEMORY_LIMIT_MB}M
 
 
 def rules(workdir):
-    return "\n".join(json.dumps(r) for r in [
+    return [
         {"name": "test-exempt", "class": "exempt", "exe": f"{workdir}/exempt-spin"},
         {"name": "test-sim", "class": "compute", "exe": f"{workdir}/lgsim",
          "cpu": 0.5, "grace": "3s"},
         {"name": "test-miner", "class": "forbidden", "comm": "lgminer"},
-    ]) + "\n"
+    ]
 
 
-class EnforceMode(unittest.TestCase):
+class EnforceMode(lgtest.DaemonTestCase):
     @classmethod
-    def setUpClass(cls):
-        cls.users = TestUsers()
-        cls.workdir = lgtest.make_workdir()
-        cls.parent = f"lgtest-{os.getpid()}"
-        os.makedirs(f"{cls.workdir}/rules.d")
-        with open(f"{cls.workdir}/rules.d/test.rules", "w") as f:
-            f.write(rules(cls.workdir))
-        cls.spin = lgtest.private_copy(lgtest.SPIN, cls.workdir, "spin")
-        cls.daemon = Daemon(cls.workdir, policy(cls.parent, cls.workdir))
-        cls.daemon.start()
+    def policy(cls):
+        return policy(cls.parent, cls.workdir)
 
     @classmethod
-    def tearDownClass(cls):
-        cls.daemon.stop()
-        lgtest.remove_cgroups(cls.parent)
-        cls.users.remove_all()
-        if not os.environ.get("LG_KEEP"):
-            shutil.rmtree(cls.workdir, ignore_errors=True)
-
-    def setUp(self):
-        self.procs = Processes()
-
-    def tearDown(self):
-        self.procs.stop_all()
+    def test_rules(cls):
+        return rules(cls.workdir)
 
     def user_dir(self, controller, uid):
         return os.path.join(lgtest.cgroup_dirs(self.parent)[controller], f"user-{uid}")
@@ -201,9 +182,7 @@ class Restart(unittest.TestCase):
         self.procs = Processes()
         self.workdir = lgtest.make_workdir()
         self.parent = f"lgtest-{os.getpid()}-restart"
-        os.makedirs(f"{self.workdir}/rules.d")
-        with open(f"{self.workdir}/rules.d/test.rules", "w") as f:
-            f.write(rules(self.workdir))
+        lgtest.write_rules(self.workdir, rules(self.workdir))
 
     def tearDown(self):
         self.daemon.stop()

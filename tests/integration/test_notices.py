@@ -10,13 +10,11 @@ import json
 import os
 import pty
 import shlex
-import shutil
 import subprocess
 import time
-import unittest
 
 import lgtest
-from lgtest import Daemon, Processes, TestUsers, wait_for
+from lgtest import wait_for
 
 SAMPLE = 1.0
 WINDOW = 3.0
@@ -71,18 +69,19 @@ n=$(date +%s%N)
 """
 
 
-class Notices(unittest.TestCase):
+class Notices(lgtest.DaemonTestCase):
     @classmethod
-    def setUpClass(cls):
-        cls.users = TestUsers()
-        cls.workdir = lgtest.make_workdir()
-        cls.parent = f"lgtest-{os.getpid()}"
-        os.makedirs(f"{cls.workdir}/rules.d")
+    def policy(cls):
+        return policy(cls.parent, cls.workdir)
+
+    @classmethod
+    def test_rules(cls):
+        return [{"name": "test-miner", "class": "forbidden", "exe": f"{cls.workdir}/lgminer*"}]
+
+    @classmethod
+    def prepare(cls):
         os.makedirs(f"{cls.workdir}/notices")
         os.makedirs(f"{cls.workdir}/mail")
-        with open(f"{cls.workdir}/rules.d/test.rules", "w") as f:
-            f.write(json.dumps({"name": "test-miner", "class": "forbidden",
-                                "exe": f"{cls.workdir}/lgminer*"}) + "\n")
         with open(f"{cls.workdir}/sendmail", "w") as f:
             f.write(SENDMAIL)
         os.chmod(f"{cls.workdir}/sendmail", 0o755)
@@ -91,23 +90,6 @@ class Notices(unittest.TestCase):
         with open(f"{cls.workdir}/notices/forbidden.txt", "w") as f:
             f.write("Subject: {program} was stopped on {host}\n\n"
                     "SITE TEMPLATE: {program} ({pid}) is not allowed here. {action}.\n")
-        cls.spin = lgtest.private_copy(lgtest.SPIN, cls.workdir, "spin")
-        cls.daemon = Daemon(cls.workdir, policy(cls.parent, cls.workdir))
-        cls.daemon.start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.daemon.stop()
-        lgtest.remove_cgroups(cls.parent)
-        cls.users.remove_all()
-        if not os.environ.get("LG_KEEP"):
-            shutil.rmtree(cls.workdir, ignore_errors=True)
-
-    def setUp(self):
-        self.procs = Processes()
-
-    def tearDown(self):
-        self.procs.stop_all()
 
     def user_pty(self, user):
         """A terminal of the user's own, as login would give them."""

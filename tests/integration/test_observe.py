@@ -13,11 +13,10 @@ from lgtest import Daemon, Processes, TestUsers
 
 SAMPLE = 1.0   # seconds, [daemon] sample_interval below
 WINDOW = 6.0   # seconds, [violation] window below
-PARENT = f"lgtest-observe-{os.getpid()}"
 POLICY = f"""
 [daemon]
 mode = observe
-cgroup_parent = {PARENT}
+cgroup_parent = {{parent}}
 sample_interval = {SAMPLE:g}s
 scan_interval = 5s
 min_uid = 1000
@@ -29,27 +28,10 @@ window = {WINDOW:g}s
 FLAG_TIMEOUT = WINDOW + 2 * SAMPLE + 10
 
 
-class ObserveMode(unittest.TestCase):
+class ObserveMode(lgtest.DaemonTestCase):
     @classmethod
-    def setUpClass(cls):
-        cls.users = TestUsers()
-        cls.workdir = lgtest.make_workdir()
-        cls.spin = lgtest.private_copy(lgtest.SPIN, cls.workdir, "spin")
-        cls.daemon = Daemon(cls.workdir, POLICY)
-        cls.daemon.start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.daemon.stop()
-        cls.users.remove_all()
-        if not os.environ.get("LG_KEEP"):
-            shutil.rmtree(cls.workdir, ignore_errors=True)
-
-    def setUp(self):
-        self.procs = Processes()
-
-    def tearDown(self):
-        self.procs.stop_all()
+    def policy(cls):
+        return POLICY.format(parent=cls.parent)
 
     def flagged(self, uid, started):
         """Wait for uid's violation; check it came in time."""
@@ -119,7 +101,7 @@ class ObserveMode(unittest.TestCase):
         self.assertTrue(lgtest.alive(hog.pid) and lgtest.alive(forbidden.pid))
         self.assertIsNone(hog.poll())
         self.assertEqual(lgtest.read(f"/proc/{hog.pid}/cgroup"), cgroup_before)
-        for d in lgtest.cgroup_dirs(PARENT).values():
+        for d in lgtest.cgroup_dirs(self.parent).values():
             self.assertFalse(os.path.exists(d), d)
         for name in ("limits_set", "process_stopping", "process_killed"):
             self.assertEqual(self.daemon.find(event=name), [])
@@ -167,7 +149,7 @@ class ConfigHandling(unittest.TestCase):
                       result.stderr)
 
     def test_bad_reload_keeps_running_policy(self):
-        daemon = Daemon(self.workdir, POLICY)
+        daemon = Daemon(self.workdir, POLICY.format(parent=f"lgtest-{os.getpid()}-config"))
         daemon.start()
         try:
             daemon.write_dropin("50-bad.conf", "[violation]\nwindow = 1h\ncpu = 2 cors\n")

@@ -80,6 +80,11 @@ void act_on_decision(struct daemon *d, const struct decision *x)
     }
 }
 
+static bool counted(struct daemon *d, uid_t uid)
+{
+    return !d->sampler.use_counters || counters_find(&d->sampler.counters, uid);
+}
+
 static void set_limits(struct daemon *d, uid_t uid, const struct user_state *us, uint64_t now)
 {
     struct limits l = enforcer_wanted(&d->policy, us, now);
@@ -87,6 +92,9 @@ static void set_limits(struct daemon *d, uid_t uid, const struct user_state *us,
     int rc = enforcer_set_limits(&d->enforcer, uid, &l, d->policy.scan_interval, err, sizeof(err));
     if (rc == 0)
         return;
+    /* The first limits of a user make their cgroup (cgroupfs). */
+    if (rc > 0 && !counted(d, uid))
+        sampler_counters_changed(&d->sampler);
     json_t *e = action_event(d, rc > 0 ? "limits_set" : "limits_error", uid);
     json_object_set_new(e, "limits", json_from_limits(l.cpu, l.memory, l.tasks));
     bool at_level = us && us->level > 0 && us->until > now;

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,8 +100,17 @@ static void add_group(struct user_counters *c, uid_t uid, const char *name)
         close_group(&g);
         return;
     }
-    c->groups = grow_array(c->groups, c->count, &c->capacity, sizeof(*c->groups));
-    c->groups[c->count++] = g;
+    size_t at = uid_position(c->groups, c->count, sizeof(*c->groups),
+                             offsetof(struct user_cgroup, uid), uid);
+    c->groups = insert_at(c->groups, &c->count, &c->capacity, sizeof(*c->groups), at);
+    c->groups[at] = g;
+}
+
+struct user_cgroup *counters_find(struct user_counters *c, uid_t uid)
+{
+    size_t at = uid_position(c->groups, c->count, sizeof(*c->groups),
+                             offsetof(struct user_cgroup, uid), uid);
+    return at < c->count && c->groups[at].uid == uid ? &c->groups[at] : NULL;
 }
 
 void counters_discover(struct user_counters *c)
@@ -120,12 +130,9 @@ void counters_discover(struct user_counters *c)
         uid_t uid;
         if (de->d_type != DT_DIR || counters_parse_name(de->d_name, &uid) < 0)
             continue;
-        size_t i;
-        for (i = 0; i < c->count; i++)
-            if (c->groups[i].uid == uid)
-                break;
-        if (i < c->count)
-            c->groups[i].seen = true;
+        struct user_cgroup *g = counters_find(c, uid);
+        if (g)
+            g->seen = true;
         else
             add_group(c, uid, de->d_name);
     }

@@ -46,8 +46,11 @@ int counters_open(struct user_counters *c, int version, const char *cpu_root,
                   const char *memory_root, const char *pids_root);
 void counters_close(struct user_counters *c);
 
-/* Find user cgroups that appeared, forget those that went. */
+/* Find user cgroups that appeared, forget those that went: a listing of
+ * the parent directory, so the sampler does it only when something may
+ * have changed.  groups stay sorted by uid. */
 void counters_discover(struct user_counters *c);
+struct user_cgroup *counters_find(struct user_counters *c, uid_t uid);
 
 /* Read one group's counters.  Returns 0 or -1 (the group is gone). */
 int counters_read(const struct user_counters *c, struct user_cgroup *g, struct user_usage *out);

@@ -49,8 +49,9 @@ static enum notify_outcome send_tty(struct daemon *d, uid_t uid, const struct no
 }
 
 /* Send on one channel; msg says more about the outcome. */
-static enum notify_outcome send_on(struct daemon *d, const char *channel, uid_t uid, const char *user,
-                           enum notice_kind kind, const struct notice *n, char *msg, size_t len)
+static enum notify_outcome send_on(struct daemon *d, const char *channel, uid_t uid,
+                                   const char *user, enum notice_kind kind, const struct notice *n,
+                                   char *msg, size_t len)
 {
     msg[0] = '\0';
     if (strcmp(channel, "tty") == 0)

@@ -662,18 +662,42 @@ static void find_new_processes(struct sampler *s, const struct policy *p, uint64
     }
 }
 
+/* A process that started since the last sample belongs to a user whose
+ * cgroup is not known yet (a first login made user-UID.slice): the
+ * listing that finds it costs a readdir of every user's group, so it is
+ * done only then. */
+static bool new_user_without_group(struct sampler *s)
+{
+    for (size_t i = 0; i < s->new_count; i++)
+        if (!counters_find(&s->counters, s->new_procs[i].uid))
+            return true;
+    return false;
+}
+
+void sampler_counters_changed(struct sampler *s)
+{
+    s->counters_stale = true;
+}
+
 static void sample_counters(struct sampler *s, const struct policy *p, struct snapshot *snap,
                             uint64_t now, uint64_t interval, struct uid_index *ix)
 {
     apply_marks(s, p, now, interval);
     if (!s->events_live)
         find_new_processes(s, p, now, interval);
-    counters_discover(&s->counters);
+    if (s->counters_stale || new_user_without_group(s)) {
+        counters_discover(&s->counters);
+        s->counters_stale = false;
+    }
     for (size_t i = 0; i < s->counters.count; i++) {
         struct user_cgroup *g = &s->counters.groups[i];
         struct user_usage use;
-        if (g->uid < p->min_uid || counters_read(&s->counters, g, &use) < 0)
+        if (g->uid < p->min_uid)
             continue;
+        if (counters_read(&s->counters, g, &use) < 0) {
+            s->counters_stale = true;   /* gone: forgotten at the next listing */
+            continue;
+        }
         s->stats.users_read++;
         struct user_sample *u = user_for(ix, snap, g->uid);
         /* A group found after the first sample was made during the last
@@ -792,6 +816,7 @@ static bool ran_since_sweep(const struct sampler *s, struct tracked_proc *t)
 void sampler_sweep(struct sampler *s, const struct policy *p)
 {
     uint64_t now = now_boottime_usec();
+    s->counters_stale = true;
     bool look_for_execs = !s->events_live || s->rescan;
     s->rescan = false;
     uint32_t sweep_generation = ++s->generation;
@@ -919,7 +944,7 @@ int sampler_init(struct sampler *s, const char *proc_root, int counter_version,
         counter_version = -1;
     if (counter_version > 0 &&
         counters_open(&s->counters, counter_version, cpu_root, memory_root, pids_root) == 0)
-        s->use_counters = true;
+        s->use_counters = s->counters_stale = true;
     return 0;
 }
 

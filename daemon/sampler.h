@@ -88,6 +88,10 @@ struct sampler {
     struct pid_marks marks;
     bool events_live;   /* news come in: no /proc listing each sample */
     bool rescan;        /* news were lost: a full sweep at the next sample */
+    /* The per-user cgroups may have changed: list them again at the next
+     * sample (at start, at each sweep, when a group went, when the
+     * daemon made one, when a user without one starts a process). */
+    bool counters_stale;
 };
 
 /* proc_root is "/proc" except in tests.  counter_version 0 means: use
@@ -135,6 +139,10 @@ void sampler_events_live(struct sampler *s, bool live);
 void sampler_note_event(struct sampler *s, const struct pc_event *ev);
 /* Events were lost (ENOBUFS): the next sample sweeps all of /proc. */
 void sampler_note_lost(struct sampler *s);
+
+/* A per-user cgroup was made (the cgroupfs backend): count it from the
+ * next sample. */
+void sampler_counters_changed(struct sampler *s);
 
 /* After a reload: classes come from the new rules, names from NSS anew. */
 void sampler_reclassify(struct sampler *s, const struct policy *p);

@@ -1214,7 +1214,7 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
         closedir(d);
     r->proc_entries = entries / reps;
     r->t_readdir /= reps;
-    /* b. counters_discover: readdir of the parent, a linear search per entry */
+    /* b. counters_discover: readdir of the parent, a binary search per entry */
     for (int k = 0; k < reps && !stopping; k++)
         TIMED_PASS(r->t_discover, counters_discover(&s.counters));
     r->t_discover /= reps;

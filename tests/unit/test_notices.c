@@ -216,7 +216,7 @@ static void test_shipped_templates(void **state)
             assert_non_null(strstr(n.body, "gmx_mpi (process 4242)"));
             assert_non_null(strstr(n.body, "gmx_mpi mdrun -deffnm 'run 1'"));
         }
-        if (k != NOTICE_FORBIDDEN)
+        if (k != NOTICE_FORBIDDEN && k != NOTICE_RELEASED)
             assert_non_null(strstr(n.body, "sbatch -p batch -c 4"));
         if (k == NOTICE_THROTTLED)
             assert_non_null(strstr(n.body, "until 14:30"));

@@ -1034,37 +1034,32 @@ static void print_latency(const struct latency_result *L)
     min_med_max(viol, n, v);
     min_med_max(act, n, x);
     printf("                                         min   median      max   expected\n");
-    printf("  hog start -> in its user's cgroup  %8.2f %8.2f %8.2f   (0, %.0f] s: the next sample"
-           " finds it\n",
+    printf("  hog start -> in its user's cgroup  %8.2f %8.2f %8.2f   (0, %.0f] s: the proc connector"
+           " reports it\n",
            a[0], a[1], a[2], I);
     printf("  hog start -> violation (level 1)   %8.2f %8.2f %8.2f   (%.0f, %.0f] s = window +"
-           " 1..2 intervals (+%.0f if late)\n",
-           v[0], v[1], v[2], W + I, W + 2 * I, I);
+           " 0..1 interval\n",
+           v[0], v[1], v[2], W, W + I);
     printf("  hog start -> limits_set level %d    %8.2f %8.2f %8.2f   (%.0f, %.0f] s = %d windows"
-           " + 1..2 intervals (+%.0f per late window)\n",
-           A, x[0], x[1], x[2], A * W + I, A * W + 2 * I, A, I);
-    printf("  violation -> limits_set            %8.2f %8.2f %8.2f   %.0f s = %d window%s (+%.0f if"
-           " late)\n",
-           g[0], g[1], g[2], (A - 1) * W, A - 1, A > 2 ? "s" : "", I);
+           " + 0..1 interval\n",
+           A, x[0], x[1], x[2], A * W, A * W + I, A);
+    printf("  violation -> limits_set            %8.2f %8.2f %8.2f   %.0f s = %d window%s\n",
+           g[0], g[1], g[2], (A - 1) * W, A - 1, A > 2 ? "s" : "");
     printf("  cpu.cfs_quota_us when each event was seen held what the level wants: %d of %d runs\n",
            quota_ok, n);
     printf("  expected: a violation needs the usage above the threshold for a whole window,"
            " counted from the first\n"
-           "  interval the user's cgroup counter covers.  The sample after the hog starts (0..%.0f"
-           " s) moves it into\n"
-           "  user-UID; the next one sees the new cgroup's counter for the first time (no rate"
-           " yet); the window\n"
-           "  starts there, so violation = window + 1..2 intervals.  \"Late\": the run is"
-           " compared with the window\n"
-           "  as now - start >= window, both ends sample times on a 2 s grid with wake-up jitter;"
-           " when the\n"
-           "  closing sample wakes a little earlier in its slot than the opening one, the window"
-           " is a hair\n"
-           "  short and the violation waits one more interval.  Level 1 of the shipped ladder"
-           " (\"warned\") limits nothing\n"
-           "  beyond the share, so it writes nothing (no limits_set); the first limits_set is at"
-           " level %d, one more\n"
-           "  whole window later.\n",
+           "  interval the user's cgroup counter covers.  The proc connector reports the hog as it"
+           " starts and it is\n"
+           "  moved into user-UID at once; the next sample (0..%.0f s) counts the new cgroup's"
+           " whole first interval,\n"
+           "  so violation = window + 0..1 interval.  Samples fall on a grid with wake-up jitter;"
+           " 50 ms of slack at\n"
+           "  the window's end keeps a hair-short window from waiting one more interval.  Level 1"
+           " of the shipped\n"
+           "  ladder (\"warned\") limits nothing beyond the share, so it writes nothing (no"
+           " limits_set); the first\n"
+           "  limits_set is at level %d, one more whole window later.\n",
            I, A);
 }
 

@@ -220,7 +220,27 @@ int cgv2_open(struct cgroupfs_v2 *c, const char *root, const char *own, const ch
     c->parent_fd = -1;
     c->ops = ops ? ops : &kernel_ops;
     bool relative = cgroup_parent[0] != '/';
+    /* After a reload into enforce mode the daemon already sits in its
+     * supervisor leaf: the base is the cgroup above it, as the first time. */
+    char own_base[4096];
+    copy_string(own_base, sizeof(own_base), own);
+    if (ends_with(own_base, "/supervisor"))
+        own_base[strlen(own_base) - strlen("/supervisor")] = '\0';
+    if (own_base[0] == '\0')
+        copy_string(own_base, sizeof(own_base), "/");
+    own = own_base;
     const char *base = relative ? own : "/";
+    /* systemd stops a unit by ending every process in its cgroup: with
+     * the users below it, a restart of loginguardd would end their work. */
+    if (relative && (ends_with(own, ".service") || ends_with(own, ".scope"))) {
+        snprintf(err, err_len,
+                 "cgroup_parent = %s is relative and loginguardd runs in the systemd unit %s: the "
+                 "users' processes would go into that unit's cgroup, and stopping the unit would "
+                 "end them; set an absolute cgroup_parent (such as /loginguard) or use "
+                 "backend = systemd",
+                 cgroup_parent, own);
+        return -1;
+    }
     char where[4096];
     snprintf(where, sizeof(where), "%s%s", root, strcmp(base, "/") == 0 ? "" : base);
     int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
@@ -243,14 +263,6 @@ int cgv2_open(struct cgroupfs_v2 *c, const char *root, const char *own, const ch
     c->controllers = available & V2_ALL;
     if (c->controllers != V2_ALL)
         say_missing(c, where, V2_ALL & ~c->controllers);
-    if (relative && (ends_with(own, ".service") || ends_with(own, ".scope"))) {
-        size_t used = strlen(c->warning);
-        snprintf(c->warning + used, sizeof(c->warning) - used,
-                 "%scgroup_parent is relative and loginguardd runs in the systemd unit %s: the "
-                 "users' processes go into that unit's cgroup, and stopping the unit ends them; "
-                 "set an absolute cgroup_parent (such as /loginguard) or use backend = systemd",
-                 used ? "; " : "", own);
-    }
     int rc = make_parent(c, base_fd, where, sizeof(where), cgroup_parent, err, err_len);
     close(base_fd);
     return rc;

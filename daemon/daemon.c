@@ -295,7 +295,6 @@ void daemon_tick(struct daemon *d)
                                                         d->enforcing));
         if (d->enforcing)
             act_on_decision(d, x);
-        notify_decision(d, x);
     }
     if (d->enforcing) {
         adopt_new_processes(d);
@@ -305,6 +304,10 @@ void daemon_tick(struct daemon *d)
         const struct new_proc *unused;
         sampler_take_new(&d->sampler, &unused);
     }
+    /* Last: a notice says what has been done (the limits are in place),
+     * and a slow desktop or mail child delays no one else's limits. */
+    for (size_t i = 0; i < d->decisions.count; i++)
+        notify_decision(d, &d->decisions.items[i]);
     /* Keep the rhythm, but never try to catch up on missed samples. */
     d->next_sample += d->policy.sample_interval;
     if (d->next_sample <= now)

@@ -554,7 +554,10 @@ void sampler_note_event(struct sampler *s, const struct pc_event *ev)
         *f = (*f & ~(unsigned)MARK_GONE) | MARK_FORKED;
         break;
     case PC_EXEC:
-        *f |= MARK_EXECED;
+        /* An exec from another thread than the leader ends the leader
+         * first (an exit event for the pid), then the process goes on
+         * under the same pid: the exec is the last word. */
+        *f = (*f & ~(unsigned)MARK_GONE) | MARK_EXECED;
         break;
     case PC_UID:
         *f |= MARK_UID;

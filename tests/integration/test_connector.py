@@ -90,6 +90,21 @@ class WithConnector(Base):
         proc, exec_time = self.exec_later(user)
         self.assert_stopped(user, proc, exec_time, 2 * SAMPLE)
 
+    def test_exec_from_a_thread_is_seen_too(self):
+        # The kernel ends the old leader first (an exit event for the pid),
+        # then the process goes on as the miner under the same pid.
+        user = self.users.add("lgtest23")
+        code = ("import os, threading, time\n"
+                f"time.sleep({SLEEP_BEFORE_EXEC})\n"
+                f"threading.Thread(target=os.execv, args=({self.miner!r}, "
+                f"[{self.miner!r}, '1', '0.05'])).start()\n"
+                "time.sleep(60)\n")
+        proc = self.procs.start(["/usr/bin/python3", "-c", code], user)
+        wait_for(lambda: self.comm(proc.pid) == "python3", 5, "python to start")
+        wait_for(lambda: self.comm(proc.pid) in ("lgminer", None), SLEEP_BEFORE_EXEC + 5,
+                 "the exec", interval=0.02)
+        self.assert_stopped(user, proc, time.time(), 2 * SAMPLE)
+
 
 class WithoutConnector(Base):
     connector = "no"

@@ -260,16 +260,38 @@ static void test_daemon_in_root_cgroup_stays(void **state)
     cgv2_close(&c);
 }
 
-static void test_relative_parent_in_systemd_unit_warns(void **state)
+static void test_relative_parent_in_systemd_unit_is_refused(void **state)
 {
     (void)state;
     make_own("/system.slice/loginguard.service", "cpu memory pids");
     struct cgroupfs_v2 c;
     char err[512] = "";
+    /* Stopping the unit would end every user's processes below it. */
     assert_int_equal(cgv2_open(&c, root, "/system.slice/loginguard.service", "loginguard", 4242,
-                               &fake_ops, err, sizeof(err)), 0);
-    assert_non_null(strstr(c.warning, "loginguard.service"));
-    assert_non_null(strstr(c.warning, "absolute cgroup_parent"));
+                               &fake_ops, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "loginguard.service"));
+    assert_non_null(strstr(err, "absolute cgroup_parent"));
+    assert_false(exists("system.slice/loginguard.service/supervisor"));
+    assert_false(exists("system.slice/loginguard.service/loginguard"));
+    cgv2_close(&c);
+}
+
+static void test_reopen_from_the_supervisor_leaf_keeps_the_parent(void **state)
+{
+    (void)state;
+    make_own("/svc", "cpu memory pids");
+    struct cgroupfs_v2 c;
+    char err[512] = "";
+    assert_int_equal(cgv2_open(&c, root, "/svc", "loginguard", 4242, &fake_ops, err,
+                               sizeof(err)), 0);
+    cgv2_close(&c);
+    /* A reload back into enforce mode: the daemon is in svc/supervisor now. */
+    assert_int_equal(cgv2_open(&c, root, "/svc/supervisor", "loginguard", 4242, &fake_ops, err,
+                               sizeof(err)), 0);
+    char want[256];
+    snprintf(want, sizeof(want), "%s/svc/loginguard", root);
+    assert_string_equal(c.parent_dir, want);
+    assert_false(exists("svc/supervisor/supervisor"));
     cgv2_close(&c);
 }
 
@@ -368,7 +390,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_absolute_parent_from_root_writes_only_what_is_missing,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon_in_root_cgroup_stays, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_relative_parent_in_systemd_unit_warns, setup,
+        cmocka_unit_test_setup_teardown(test_relative_parent_in_systemd_unit_is_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reopen_from_the_supervisor_leaf_keeps_the_parent, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_missing_own_cgroup_is_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counters_from_the_parent, setup, teardown),

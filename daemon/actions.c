@@ -145,35 +145,18 @@ void adopt_new_processes(struct daemon *d)
     }
 }
 
-static int compare_uid(const void *a, const void *b)
-{
-    uid_t x = *(const uid_t *)a, y = *(const uid_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-struct busy_users {
-    uid_t *uids;  /* sorted */
-    size_t count;
-};
-
+/* One pread of pids.current a user instead of reading cgroup.procs. */
 static bool user_busy(uid_t uid, void *arg)
 {
-    const struct busy_users *b = arg;
-    return b->count && bsearch(&uid, b->uids, b->count, sizeof(uid), compare_uid) != NULL;
+    struct daemon *d = arg;
+    const struct user_cgroup *g =
+        d->sampler.use_counters ? counters_find(&d->sampler.counters, uid) : NULL;
+    return g && counters_tasks_now(g) > 0;
 }
 
 void remove_empty_cgroups(struct daemon *d)
 {
-    const struct user_counters *c = &d->sampler.counters;
-    size_t n = d->sampler.use_counters ? c->count : 0;
-    struct busy_users busy = {xcalloc(n + 1, sizeof(uid_t)), 0};
-    /* One pread of pids.current a user instead of reading cgroup.procs. */
-    for (size_t i = 0; i < n; i++)
-        if (counters_tasks_now(&c->groups[i]) > 0)
-            busy.uids[busy.count++] = c->groups[i].uid;
-    qsort(busy.uids, busy.count, sizeof(uid_t), compare_uid);
-    enforcer_remove_empty(&d->enforcer, user_busy, &busy);
-    free(busy.uids);
+    enforcer_remove_empty(&d->enforcer, user_busy, d);
 }
 
 static void report_stop(const struct stop_target *t, enum stop_outcome outcome, void *arg)

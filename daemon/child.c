@@ -29,7 +29,14 @@ static _Noreturn void child_main(child_fn *fn, void *arg, int in_fd, pid_t paren
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null < 0 || dup2(in_fd, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0)
         _exit(127);
-    close_range(3, ~0U, 0);
+    /* Nothing of the daemon's may reach a child that becomes a user: the
+     * system bus, the event log, the state directory.  close_range is
+     * Linux 5.9; before it, one close per possible descriptor. */
+    if (close_range(3, ~0U, 0) != 0) {
+        long max = sysconf(_SC_OPEN_MAX);
+        for (long fd = 3; fd < (max > 0 ? max : 65536); fd++)
+            close((int)fd);
+    }
     _exit(fn(arg));
 }
 

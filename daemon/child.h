@@ -22,7 +22,8 @@ enum child_result {
  * so none of the daemon's atexit handlers or stdio buffers run twice.  The
  * child has input (input_len bytes; NULL: nothing) on stdin, /dev/null on
  * stdout, the daemon's stderr, no other descriptor, default signal
- * handling, an empty signal mask, and dies with the daemon.  The parent
+ * handling, an empty signal mask, and dies with the daemon (a child that
+ * changes its credentials must ask for that again: the kernel resets it).  The parent
  * returns within about timeout_usec whatever the child does.  Call only
  * from the daemon's single thread. */
 enum child_result child_run(child_fn *fn, void *arg, const char *input, size_t input_len,

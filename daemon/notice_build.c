@@ -14,8 +14,6 @@
 
 /* The command line shown for reading: enough to recognise it. */
 #define COMMAND_SHOWN 160
-/* The one in the sbatch line must run: only an absurd one is cut. */
-#define COMMAND_RUN 4000
 
 bool notice_kind_for(const struct policy *p, const struct decision *x, enum notice_kind *kind)
 {

@@ -15,7 +15,7 @@
 #define RATE_FILE "notified.json"
 #define MAX_FILE_BYTES (16u << 20)
 
-static struct notice_sent *find(struct notice_rate *r, uid_t uid, enum notice_kind kind)
+static struct notice_sent *find(const struct notice_rate *r, uid_t uid, enum notice_kind kind)
 {
     for (size_t i = 0; i < r->count; i++)
         if (r->items[i].uid == uid && r->items[i].kind == kind)
@@ -23,7 +23,7 @@ static struct notice_sent *find(struct notice_rate *r, uid_t uid, enum notice_ki
     return NULL;
 }
 
-static void note(struct notice_rate *r, uid_t uid, enum notice_kind kind, uint64_t time)
+void notice_rate_note(struct notice_rate *r, uid_t uid, enum notice_kind kind, uint64_t time)
 {
     struct notice_sent *s = find(r, uid, kind);
     if (!s) {
@@ -35,14 +35,11 @@ static void note(struct notice_rate *r, uid_t uid, enum notice_kind kind, uint64
     s->time = time;
 }
 
-bool notice_rate_take(struct notice_rate *r, uid_t uid, enum notice_kind kind, uint64_t now,
-                      uint64_t rate_limit)
+bool notice_rate_due(const struct notice_rate *r, uid_t uid, enum notice_kind kind, uint64_t now,
+                     uint64_t rate_limit)
 {
     const struct notice_sent *s = find(r, uid, kind);
-    if (s && s->time <= now && now - s->time < rate_limit)
-        return false;
-    note(r, uid, kind, now);
-    return true;
+    return !(s && s->time <= now && now - s->time < rate_limit);
 }
 
 void notice_rate_prune(struct notice_rate *r, uint64_t now, uint64_t rate_limit)
@@ -112,7 +109,7 @@ int notice_rate_load(struct notice_rate *r, const char *state_dir, char *err, si
         int kind = kind_from_name(json_string_value(json_object_get(o, "kind")));
         /* A bad entry is dropped: at worst one notice too many. */
         if (kind >= 0 && uid > 0 && time > 0)
-            note(r, (uid_t)uid, (enum notice_kind)kind, (uint64_t)time);
+            notice_rate_note(r, (uid_t)uid, (enum notice_kind)kind, (uint64_t)time);
     }
     if (rc == 0 && !json_is_array(sent)) {
         snprintf(err, err_len, "%s/%s: not what loginguardd writes; the rate limit starts afresh",

@@ -24,9 +24,11 @@ struct notice_rate {
     size_t count, capacity;
 };
 
-/* May uid be sent a notice of kind now?  If so, it is noted as sent. */
-bool notice_rate_take(struct notice_rate *r, uid_t uid, enum notice_kind kind, uint64_t now,
-                      uint64_t rate_limit);
+/* May uid be sent a notice of kind now? */
+bool notice_rate_due(const struct notice_rate *r, uid_t uid, enum notice_kind kind, uint64_t now,
+                     uint64_t rate_limit);
+/* A notice of kind reached uid now (on some channel). */
+void notice_rate_note(struct notice_rate *r, uid_t uid, enum notice_kind kind, uint64_t now);
 /* Forget what is older than rate_limit. */
 void notice_rate_prune(struct notice_rate *r, uint64_t now, uint64_t rate_limit);
 int notice_rate_save(const struct notice_rate *r, const char *state_dir, char *err, size_t err_len);

@@ -129,9 +129,8 @@ void notify_decision(struct daemon *d, const struct decision *x)
         return;
     const char *user = users_lookup(&d->sampler.users, p, x->uid)->name;
     uint64_t now = now_realtime_usec();
-    if (!notice_rate_take(&d->notice_rate, x->uid, kind, now, p->rate_limit)) {
-        for (size_t i = 0; i < p->channels.count; i++)
-            notice_event(d, x->uid, user, kind, p->channels.names[i], "rate_limited", NULL);
+    if (!notice_rate_due(&d->notice_rate, x->uid, kind, now, p->rate_limit)) {
+        notice_event(d, x->uid, user, kind, "all", "rate_limited", NULL);
         return;
     }
     struct notice n;
@@ -141,13 +140,19 @@ void notify_decision(struct daemon *d, const struct decision *x)
     }
     if (!d->enforcing)
         mark_observed(d, &n);
+    bool reached = false;
     for (size_t i = 0; i < p->channels.count; i++) {
         char msg[512];
         enum notify_outcome o = send_on(d, p->channels.names[i], x->uid, user, kind, &n, msg,
                                         sizeof(msg));
         notice_event(d, x->uid, user, kind, p->channels.names[i], outcome_names[o], msg);
+        reached = reached || o == NOTIFY_SENT;
     }
     notice_free(&n);
+    /* Only a notice that reached the user holds the next one back. */
+    if (!reached)
+        return;
+    notice_rate_note(&d->notice_rate, x->uid, kind, now);
     char err[512];
     notice_rate_prune(&d->notice_rate, now, p->rate_limit);
     if (notice_rate_save(&d->notice_rate, p->state_dir, err, sizeof(err)) < 0)

@@ -5,9 +5,11 @@
 #include <grp.h>
 #include <libnotify/notify.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +33,7 @@ struct desktop_job {
     char *address;
     const char *summary, *body;
     bool urgent;
+    pid_t parent;   /* the daemon: the child ends with it */
 };
 
 /* A D-Bus address value: bytes outside the safe set are %-escaped. */
@@ -78,7 +81,13 @@ static bool become_user(const struct desktop_job *job)
         getresgid(&rg, &eg, &sg) != 0 || rg != job->gid || eg != job->gid || sg != job->gid)
         return false;
     /* No way back: with every uid the user's, root must be out of reach. */
-    return setresuid(0, 0, 0) != 0 && setresgid(0, 0, 0) != 0;
+    if (setresuid(0, 0, 0) == 0 || setresgid(0, 0, 0) == 0)
+        return false;
+    /* A change of credentials resets both: the user must not ptrace a
+     * copy of root's memory (fs.suid_dumpable may allow it), and the
+     * child must still end with the daemon. */
+    return prctl(PR_SET_DUMPABLE, 0) == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 &&
+           getppid() == job->parent;
 }
 
 /* Valid UTF-8 (D-Bus requires it) without control characters. */
@@ -124,8 +133,13 @@ static int send_notice(void *arg)
                                                    : NOTIFY_URGENCY_NORMAL);
     GError *error = NULL;
     if (!notify_notification_show(n, &error)) {
-        fprintf(stderr, "loginguardd: desktop notice to %s: %s\n", job->user,
-                error ? error->message : "unknown error");
+        /* The message comes from the user's own bus: made one printable
+         * line before it reaches the daemon's log. */
+        char *why = clean_text(error ? error->message : "unknown error");
+        for (char *q = why; *q; q++)
+            if (*q == '\n' || *q == '\t')
+                *q = ' ';
+        fprintf(stderr, "loginguardd: desktop notice to %s: %s\n", job->user, why);
         return DESKTOP_NOT_SHOWN;
     }
     return DESKTOP_SENT;
@@ -174,8 +188,18 @@ enum notify_outcome notify_desktop(uid_t uid, const char *runtime_dir, const cha
         snprintf(err, err_len, "no user with uid %u in the user database", (unsigned)uid);
         return NOTIFY_FAILED;
     }
-    struct desktop_job job = {uid,     found->pw_gid, found->pw_name, found->pw_dir, runtime_dir,
-                              bus_address(runtime_dir), summary, body, urgent};
+    struct desktop_job job = {
+        .uid = uid,
+        .gid = found->pw_gid,
+        .user = found->pw_name,
+        .home = found->pw_dir,
+        .runtime_dir = runtime_dir,
+        .address = bus_address(runtime_dir),
+        .summary = summary,
+        .body = body,
+        .urgent = urgent,
+        .parent = getpid(),
+    };
     int status;
     enum notify_outcome outcome = NOTIFY_FAILED;
     switch (child_run(send_notice, &job, NULL, 0, timeout_usec, &status)) {

@@ -96,11 +96,11 @@ static int read_all(int fd, size_t max, char **out, size_t *len)
     size_t used = 0, cap = 4096;
     char *buf = xmalloc(cap);
     for (;;) {
+        if (used > max) {
+            free(buf);
+            return 1;
+        }
         if (used + 1 >= cap) {
-            if (cap > max) {
-                free(buf);
-                return 1;
-            }
             cap *= 2;
             buf = xreallocarray(buf, cap, 1);
         }

@@ -119,12 +119,15 @@ static void test_rate_limit_is_per_user_and_kind(void **state)
     (void)state;
     struct notice_rate r = {0};
     uint64_t hour = 3600 * USEC_PER_SEC, t = 1000 * hour;
-    assert_true(notice_rate_take(&r, 1001, NOTICE_THROTTLED, t, hour));
+    assert_true(notice_rate_due(&r, 1001, NOTICE_THROTTLED, t, hour));
+    /* Due until one reached the user. */
+    assert_true(notice_rate_due(&r, 1001, NOTICE_THROTTLED, t + 1, hour));
+    notice_rate_note(&r, 1001, NOTICE_THROTTLED, t);
     for (int i = 1; i < 10; i++)
-        assert_false(notice_rate_take(&r, 1001, NOTICE_THROTTLED, t + i * 60 * USEC_PER_SEC, hour));
-    assert_true(notice_rate_take(&r, 1001, NOTICE_STOPPED, t, hour));
-    assert_true(notice_rate_take(&r, 1002, NOTICE_THROTTLED, t, hour));
-    assert_true(notice_rate_take(&r, 1001, NOTICE_THROTTLED, t + hour, hour));
+        assert_false(notice_rate_due(&r, 1001, NOTICE_THROTTLED, t + i * 60 * USEC_PER_SEC, hour));
+    assert_true(notice_rate_due(&r, 1001, NOTICE_STOPPED, t, hour));
+    assert_true(notice_rate_due(&r, 1002, NOTICE_THROTTLED, t, hour));
+    assert_true(notice_rate_due(&r, 1001, NOTICE_THROTTLED, t + hour, hour));
     notice_rate_free(&r);
 }
 
@@ -135,14 +138,14 @@ static void test_rate_limit_survives_a_restart(void **state)
     uint64_t hour = 3600 * USEC_PER_SEC, t = 1000 * hour;
     struct notice_rate r = {0};
     char err[512];
-    assert_true(notice_rate_take(&r, 1001, NOTICE_FORBIDDEN, t, hour));
-    assert_true(notice_rate_take(&r, 1002, NOTICE_WARNED, t - 2 * hour, hour));
+    notice_rate_note(&r, 1001, NOTICE_FORBIDDEN, t);
+    notice_rate_note(&r, 1002, NOTICE_WARNED, t - 2 * hour);
     notice_rate_prune(&r, t, hour);   /* 1002's is past the limit: not kept */
     assert_int_equal(notice_rate_save(&r, dir, err, sizeof(err)), 0);
     notice_rate_free(&r);
     assert_int_equal(notice_rate_load(&r, dir, err, sizeof(err)), 0);
     assert_int_equal(r.count, 1);
-    assert_false(notice_rate_take(&r, 1001, NOTICE_FORBIDDEN, t + 60 * USEC_PER_SEC, hour));
+    assert_false(notice_rate_due(&r, 1001, NOTICE_FORBIDDEN, t + 60 * USEC_PER_SEC, hour));
     notice_rate_free(&r);
     /* Garbage is said, and the limit starts afresh. */
     write_file("notified.json", "{\"sent\": 7}");

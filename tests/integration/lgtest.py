@@ -193,7 +193,7 @@ class DaemonTestCase(unittest.TestCase):
     directory holding the class's rules (workdir/rules.d/test.rules) and a
     cgroup_parent named for the class, below this test's own cgroup; all
     removed again afterwards.  A subclass gives policy() (the drop-in, for
-    cls.workdir and cls.parent), and may give test_rules() and prepare()
+    cls.workdir and cls.parent), and may give daemon_rules() and prepare()
     (files the daemon needs before it starts); every test gets self.procs."""
 
     @classmethod
@@ -201,7 +201,7 @@ class DaemonTestCase(unittest.TestCase):
         raise NotImplementedError
 
     @classmethod
-    def test_rules(cls):
+    def daemon_rules(cls):
         return []
 
     @classmethod
@@ -213,7 +213,7 @@ class DaemonTestCase(unittest.TestCase):
         cls.users = TestUsers()
         cls.workdir = make_workdir()
         cls.parent = f"lgtest-{os.getpid()}-{cls.__name__.lower()}"
-        write_rules(cls.workdir, cls.test_rules())
+        write_rules(cls.workdir, cls.daemon_rules())
         cls.spin = private_copy(SPIN, cls.workdir, "spin")
         cls.prepare()
         cls.daemon = Daemon(cls.workdir, cls.policy())

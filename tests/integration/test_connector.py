@@ -48,7 +48,7 @@ class Base(lgtest.DaemonTestCase):
         return policy(cls.parent, cls.workdir, cls.connector, cls.scan)
 
     @classmethod
-    def test_rules(cls):
+    def daemon_rules(cls):
         return [{"name": "test-miner", "class": "forbidden", "comm": "lgminer"}]
 
     @classmethod

@@ -72,7 +72,7 @@ class EnforceMode(lgtest.DaemonTestCase):
         return policy(cls.parent, cls.workdir)
 
     @classmethod
-    def test_rules(cls):
+    def daemon_rules(cls):
         return rules(cls.workdir)
 
     def user_dir(self, controller, uid):

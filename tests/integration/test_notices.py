@@ -75,7 +75,7 @@ class Notices(lgtest.DaemonTestCase):
         return policy(cls.parent, cls.workdir)
 
     @classmethod
-    def test_rules(cls):
+    def daemon_rules(cls):
         return [{"name": "test-miner", "class": "forbidden", "exe": f"{cls.workdir}/lgminer*"}]
 
     @classmethod

@@ -679,7 +679,7 @@ static bool new_user_without_group(struct sampler *s)
 
 void sampler_counters_changed(struct sampler *s)
 {
-    s->counters_stale = true;
+    s->counters_changed = true;
 }
 
 static void sample_counters(struct sampler *s, const struct policy *p, struct snapshot *snap,
@@ -688,9 +688,11 @@ static void sample_counters(struct sampler *s, const struct policy *p, struct sn
     apply_marks(s, p, now, interval);
     if (!s->events_live)
         find_new_processes(s, p, now, interval);
-    if (s->counters_stale || new_user_without_group(s)) {
+    /* A first login makes user-UID.slice just before its processes. */
+    bool young = s->counters_changed || new_user_without_group(s);
+    if (young || s->counters_stale) {
         counters_discover(&s->counters);
-        s->counters_stale = false;
+        s->counters_stale = s->counters_changed = false;
     }
     for (size_t i = 0; i < s->counters.count; i++) {
         struct user_cgroup *g = &s->counters.groups[i];
@@ -703,10 +705,11 @@ static void sample_counters(struct sampler *s, const struct policy *p, struct sn
         }
         s->stats.users_read++;
         struct user_sample *u = user_for(ix, snap, g->uid);
-        /* A group found after the first sample was made during the last
-         * interval (groups are looked for at every sample): all it used
-         * counts, from 0.  At the first sample there is no baseline yet. */
-        if (!g->have_last && s->stats.samples > 1) {
+        /* A group found for a change since the last sample was made
+         * during the last interval: all it used counts, from 0.  One found
+         * at the first sample or by a sweep may be older: it gets its
+         * baseline now. */
+        if (!g->have_last && young && s->stats.samples > 1) {
             g->last_cpu_usec = 0;
             g->have_last = true;
         }

@@ -88,10 +88,11 @@ struct sampler {
     struct pid_marks marks;
     bool events_live;   /* news come in: no /proc listing each sample */
     bool rescan;        /* news were lost: a full sweep at the next sample */
-    /* The per-user cgroups may have changed: list them again at the next
-     * sample (at start, at each sweep, when a group went, when the
-     * daemon made one, when a user without one starts a process). */
-    bool counters_stale;
+    /* List the per-user cgroups again at the next sample.  stale: they
+     * may have changed (at start, at each sweep, when a group went);
+     * changed: one was just made (by the daemon), so a group found then
+     * is younger than an interval and all its counter says is new use. */
+    bool counters_stale, counters_changed;
 };
 
 /* proc_root is "/proc" except in tests.  counter_version 0 means: use

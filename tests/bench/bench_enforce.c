@@ -74,22 +74,13 @@
 #define LOAD_BASE_UID 61000u /* part 2's users; also the daemons' min_uid */
 #define HOG_BASE_UID 62000u  /* part 1's, a fresh one per hog */
 #define MAX_REPS 20
-#define SKIP 77
 #define CFS_PERIOD_US 100000
 #define NO_VALUE (-999999999L) /* a file that could not be read */
 
 #define TARGET_DAEMON_CPU_PCT 0.2
 
-static volatile sig_atomic_t stopping;
-
 /* ------------------------------------------------------------------ */
 /* small helpers                                                        */
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stopping = 1;
-}
 
 static double real_us(void)
 {
@@ -1262,16 +1253,9 @@ struct kthreads {
 
 static bool read_stat_of(pid_t pid, struct proc_stat *st, unsigned long *flags)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char buf[1024];
+    if (!bench_read_stat(pid, st, buf, sizeof(buf)))
         return false;
-    ssize_t n = procfs_pread(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0 || procfs_parse_stat(buf, (size_t)n, st) < 0)
-        return false;
-    buf[n] = '\0';
     /* flags: the 9th field, the 6th after the comm's closing ')' */
     char *p = strrchr(buf, ')');
     *flags = 0;
@@ -1605,26 +1589,11 @@ static void cleanup(void)
 
 int main(void)
 {
-    if (geteuid() != 0) {
-        printf("bench_enforce: needs root (it starts processes under other uids, runs the daemon"
-               " in enforce mode and makes cgroups); skipped\n");
-        return SKIP;
-    }
-    /* First, while this process is small: the idle processes' parent. */
-    if (nursery_start() < 0) {
-        printf("bench_enforce: cannot fork: %s\n", strerror(errno));
-        return SKIP;
-    }
+    int rc = bench_start("bench_enforce", "it starts processes under other uids, runs the "
+                                          "daemon in enforce mode and makes cgroups");
+    if (rc != 0)
+        return rc;
     double run_start = wall_us();
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    setvbuf(stdout, NULL, _IOLBF, 0);
     srandom((unsigned)getpid() ^ (unsigned)time(NULL));
 
     bool do_latency = env_long("LG_BENCH_LATENCY", 1, 0, 1);

@@ -64,7 +64,6 @@ extern char **environ;
 
 #define BASE_UID 61000u
 #define MAX_CONFIGS 8
-#define SKIP 77
 
 /* Targets printed beside the figures (the design's, not verdicts). */
 #define TARGET_US_PER_PROC 1.5
@@ -72,16 +71,8 @@ extern char **environ;
 #define TARGET_DAEMON_CPU_PCT 1.0
 #define TARGET_DAEMON_RSS_MIB 8.0
 
-static volatile sig_atomic_t stopping;
-
 /* ------------------------------------------------------------------ */
 /* small helpers                                                        */
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stopping = 1;
-}
 
 struct cpu {
     double user, sys, wall; /* usec */
@@ -1034,26 +1025,11 @@ static int parse_configs(const char *spec, struct result *res)
 
 int main(void)
 {
-    if (geteuid() != 0) {
-        printf("bench_sampler: needs root (it starts processes under other uids and makes "
-               "cgroups); skipped\n");
-        return SKIP;
-    }
-    /* First, while this process is small: the processes' parent. */
-    if (nursery_start() < 0) {
-        printf("bench_sampler: cannot fork: %s\n", strerror(errno));
-        return SKIP;
-    }
+    int rc = bench_start("bench_sampler",
+                         "it starts processes under other uids and makes cgroups");
+    if (rc != 0)
+        return rc;
     double run_start = wall_us();
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    setvbuf(stdout, NULL, _IOLBF, 0);
 
     static struct result res[MAX_CONFIGS];
     const char *spec = getenv("LG_BENCH_CONFIGS");

@@ -19,6 +19,37 @@
 #include "benchutil.h"
 #include "procfs.h"
 
+volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stopping = 1;
+}
+
+int bench_start(const char *name, const char *needs)
+{
+    if (geteuid() != 0) {
+        printf("%s: needs root (%s); skipped\n", name, needs);
+        return SKIP;
+    }
+    /* First, while this process is small: the idle processes' parent. */
+    if (nursery_start() < 0) {
+        printf("%s: cannot fork: %s\n", name, strerror(errno));
+        return SKIP;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    return 0;
+}
+
 double tv_us(struct timeval t)
 {
     return (double)t.tv_sec * 1e6 + (double)t.tv_usec;
@@ -303,19 +334,28 @@ void nursery_stop(void)
     nursery.pid = 0;
 }
 
+bool bench_read_stat(pid_t pid, struct proc_stat *st, char *buf, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = procfs_pread(fd, buf, len - 1);
+    close(fd);
+    if (n <= 0 || procfs_parse_stat(buf, (size_t)n, st) < 0)
+        return false;
+    buf[n] = '\0';
+    return true;
+}
+
 /* A process as the benchmarks watch the daemon: alive, state, CPU. */
 struct daemon_reading read_daemon(pid_t pid)
 {
     struct daemon_reading d = {false, '?', 0, 0};
     char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return d;
-    ssize_t n = procfs_pread(fd, buf, sizeof(buf) - 1);
-    close(fd);
     struct proc_stat st;
-    if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) < 0)
+    if (!bench_read_stat(pid, &st, buf, sizeof(buf)))
         return d;
     d.alive = st.state != 'Z';
     d.state = st.state;

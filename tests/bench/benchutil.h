@@ -2,11 +2,28 @@
 #ifndef LOGINGUARD_BENCHUTIL_H
 #define LOGINGUARD_BENCHUTIL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/time.h>
 #include <sys/types.h>
+
+#define SKIP 77 /* automake's "skipped" */
+
+/* Set by SIGINT, SIGTERM and SIGHUP: the benchmark cleans up and reports
+ * what it has measured so far. */
+extern volatile sig_atomic_t stopping;
+
+/* What every benchmark does first: check it is root (needs says why), fork
+ * the nursery while the process is still small, catch the stop signals,
+ * ignore SIGPIPE, buffer output by line.  0, or SKIP after saying why. */
+int bench_start(const char *name, const char *needs);
+
+struct proc_stat;
+/* /proc/PID/stat parsed into st; its text stays in buf (for fields the
+ * parser leaves out).  false if the process is gone. */
+bool bench_read_stat(pid_t pid, struct proc_stat *st, char *buf, size_t len);
 
 double tv_us(struct timeval t);
 double wall_us(void);

@@ -496,7 +496,7 @@ static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
     if (t->argv) {
         ps->argv = xmalloc(t->argv_len + 1);
         memcpy(ps->argv, t->argv, t->argv_len + 1);
-        ps->argv_len = t->argv_len;
+        ps->argv_len = ps->argv_total = t->argv_len;
     }
     ps->cpu = t->cpu;
     ps->rss = t->rss_pages * (uint64_t)s->page_size;

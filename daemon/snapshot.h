@@ -11,6 +11,12 @@
 #include "procfs.h"
 #include "rules.h"
 
+/* At most this much of a command line is kept for a process (what events,
+ * notices and the suggested sbatch line show); the rest is known by its
+ * length and digest.  A user chooses the argv: its cost must not be theirs
+ * to set. */
+#define ARGV_KEEP 4096
+
 struct proc_sample {
     pid_t pid;
     uint64_t start_time;     /* ticks after boot: (pid, start_time) is the identity */
@@ -19,8 +25,11 @@ struct proc_sample {
     pid_t session;
     char comm[COMM_LEN];
     char *exe;               /* real path, or NULL if unreadable */
-    char *argv;              /* NUL-separated arguments, argv_len bytes, hostile bytes kept */
+    char *argv;              /* the first argv_len bytes (at most ARGV_KEEP) of the command
+                                line, NUL-separated, hostile bytes kept; NULL when unread */
     size_t argv_len;
+    size_t argv_total;       /* bytes in the whole command line (>= argv_len) */
+    char argv_sha256[65];    /* hex SHA-256 of the whole command line; "" when unknown */
     double cpu;              /* cores, over the last interval */
     uint64_t rss;            /* bytes */
     enum proc_class class;

@@ -130,15 +130,21 @@ void adopt_new_processes(struct daemon *d)
     size_t n = sampler_take_new(&d->sampler, &procs);
     uint64_t now = now_realtime_usec();
     for (size_t i = 0; i < n; i++) {
-        /* A session's sshd and other exempt programs stay where they are. */
-        if (procs[i].class == CLASS_EXEMPT || protected_user(d, procs[i].uid, now))
+        /* Exempt programs too: exemption spares a process from being
+         * stopped, not from its user's share.  A process born inside
+         * its owner's cgroup (a child of one already there) needs no move. */
+        uid_t owner = procs[i].owner;
+        if (!procs[i].outside || protected_user(d, owner, now))
             continue;
         /* The user's cgroup is made with their limits (an event when new). */
-        set_limits(d, procs[i].uid, engine_user(&d->engine, procs[i].uid, false), now);
+        set_limits(d, owner, engine_user(&d->engine, owner, false), now);
         char err[512];
-        if (enforcer_adopt(&d->enforcer, procs[i].uid, procs[i].pid, err, sizeof(err)) < 0 &&
-            !strstr(err, "No such process")) {
-            json_t *e = action_event(d, "limits_error", procs[i].uid);
+        int rc = enforcer_adopt(&d->enforcer, owner, procs[i].pid, procs[i].start_time, err,
+                                sizeof(err));
+        if (rc == 0)
+            sampler_adopted(&d->sampler, procs[i].pid);
+        else if (rc < 0) {
+            json_t *e = action_event(d, "limits_error", owner);
             json_object_set_new(e, "message", json_from_bytes(err, strlen(err)));
             event_log_write(&d->events, e);
         }

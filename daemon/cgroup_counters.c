@@ -20,14 +20,14 @@ static int open_dir(const char *path)
     return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 }
 
-int counters_open(struct user_counters *c, int version, const char *cpu_root,
-                  const char *memory_root, const char *pids_root)
+int counters_open(struct user_counters *c, const struct counter_roots *roots)
 {
     memset(c, 0, sizeof(*c));
-    c->version = version;
-    c->cpu_root = open_dir(cpu_root);
-    c->memory_root = version == 1 ? open_dir(memory_root) : -1;
-    c->pids_root = version == 1 ? open_dir(pids_root) : -1;
+    c->version = roots->version;
+    c->cpu_root = open_dir(roots->cpu);
+    c->memory_root = c->version == 1 ? open_dir(roots->memory) : -1;
+    c->pids_root = c->version == 1 ? open_dir(roots->pids) : -1;
+    c->cgroup_path = roots->cgroup_path ? xstrdup(roots->cgroup_path) : NULL;
     if (c->cpu_root < 0) {
         counters_close(c);
         return -1;
@@ -58,6 +58,7 @@ void counters_close(struct user_counters *c)
         close(c->memory_root);
     if (c->pids_root >= 0)
         close(c->pids_root);
+    free(c->cgroup_path);
     memset(c, 0, sizeof(*c));
     c->cpu_root = c->memory_root = c->pids_root = -1;
 }
@@ -288,22 +289,82 @@ size_t counters_pids(const struct user_cgroup *g, pid_t **pids)
     return list.count;
 }
 
-int counters_find_host_layout(int *version, const char **cpu_root, const char **memory_root,
-                              const char **pids_root)
+int counters_find_host_layout(struct counter_roots *roots)
 {
+    memset(roots, 0, sizeof(*roots));
+    roots->cgroup_path = "/user.slice";
     if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 &&
         access("/sys/fs/cgroup/user.slice/cpu.stat", F_OK) == 0) {
-        *version = 2;
-        *cpu_root = "/sys/fs/cgroup/user.slice";
-        *memory_root = *pids_root = NULL;
+        roots->version = 2;
+        roots->cpu = "/sys/fs/cgroup/user.slice";
         return 0;
     }
     if (access("/sys/fs/cgroup/cpuacct/user.slice/cpuacct.usage", F_OK) == 0) {
-        *version = 1;
-        *cpu_root = "/sys/fs/cgroup/cpuacct/user.slice";
-        *memory_root = "/sys/fs/cgroup/memory/user.slice";
-        *pids_root = "/sys/fs/cgroup/pids/user.slice";
+        roots->version = 1;
+        roots->cpu = "/sys/fs/cgroup/cpuacct/user.slice";
+        roots->memory = "/sys/fs/cgroup/memory/user.slice";
+        roots->pids = "/sys/fs/cgroup/pids/user.slice";
         return 0;
     }
     return -1;
+}
+
+/* The path on the line of /proc/PID/cgroup that the counters read:
+ * "0::/a/b" on v2, "4:cpu,cpuacct:/a/b" (the line naming cpuacct) on v1. */
+static bool counted_line(const char *line, size_t len, int version, const char **path,
+                         size_t *path_len)
+{
+    const char *c1 = memchr(line, ':', len);
+    const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+    if (!c2)
+        return false;
+    *path = c2 + 1;
+    *path_len = len - (size_t)(c2 + 1 - line);
+    if (version == 2)
+        return c1 - line == 1 && line[0] == '0' && c2 == c1 + 1;
+    for (const char *p = c1 + 1; p < c2;) {
+        const char *comma = memchr(p, ',', (size_t)(c2 - p));
+        const char *end = comma ? comma : c2;
+        if (end - p == 7 && memcmp(p, "cpuacct", 7) == 0)
+            return true;
+        p = end + 1;
+    }
+    return false;
+}
+
+/* path is root/user-UID or root/user-UID.slice, or below either. */
+static bool path_in_user_group(const char *path, size_t len, const char *root, uid_t uid)
+{
+    char group[64];
+    size_t rlen = strcmp(root, "/") == 0 ? 0 : strlen(root);
+    if (len < rlen || memcmp(path, root, rlen) != 0)
+        return false;
+    path += rlen;
+    len -= rlen;
+    int n = snprintf(group, sizeof(group), "/user-%u", (unsigned)uid);
+    if (len < (size_t)n || memcmp(path, group, (size_t)n) != 0)
+        return false;
+    path += n;
+    len -= (size_t)n;
+    if (len >= 6 && memcmp(path, ".slice", 6) == 0) {
+        path += 6;
+        len -= 6;
+    }
+    return len == 0 || path[0] == '/';
+}
+
+bool counters_holds(const struct user_counters *c, const char *text, size_t len, uid_t uid)
+{
+    if (!c->cgroup_path)
+        return true;
+    for (const char *p = text, *end = text + len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = (size_t)((nl ? nl : end) - p);
+        const char *path;
+        size_t path_len;
+        if (counted_line(p, n, c->version, &path, &path_len))
+            return path_in_user_group(path, path_len, c->cgroup_path, uid);
+        p += n + 1;
+    }
+    return false;
 }

@@ -29,8 +29,19 @@ struct user_cgroup {
     bool seen;
 };
 
+/* Where the per-user cgroups are. */
+struct counter_roots {
+    int version;              /* 1 or 2 */
+    const char *cpu;          /* directories holding user-UID[.slice]: v1 cpuacct (or the */
+    const char *memory;       /* one v2 tree), memory and pids (v1 only; NULL if absent) */
+    const char *pids;
+    const char *cgroup_path;  /* cpu's path in its hierarchy, as /proc/PID/cgroup shows it;
+                                 NULL: unknown (no process is then said to be outside) */
+};
+
 struct user_counters {
     int version;      /* 1 or 2 */
+    char *cgroup_path;
     int cpu_root;     /* directory fds holding the user-UID[.slice] directories */
     int memory_root;  /* v1 only; -1 otherwise or when absent */
     int pids_root;    /* v1 only; -1 otherwise or when absent */
@@ -38,12 +49,16 @@ struct user_counters {
     size_t count, capacity;
 };
 
-/* version 2: cpu_root is the directory with the user cgroups (e.g.
- * /sys/fs/cgroup/user.slice), memory_root and pids_root NULL.
- * version 1: one root per controller (cpuacct, memory, pids), each may be
- * NULL except cpu.  Returns 0, or -1 if cpu_root cannot be opened. */
-int counters_open(struct user_counters *c, int version, const char *cpu_root,
-                  const char *memory_root, const char *pids_root);
+/* version 2: roots->cpu is the directory with the user cgroups (e.g.
+ * /sys/fs/cgroup/user.slice), memory and pids NULL.  version 1: one root
+ * per controller (cpuacct, memory, pids), each may be NULL except cpu.
+ * Returns 0, or -1 if the cpu root cannot be opened. */
+int counters_open(struct user_counters *c, const struct counter_roots *roots);
+
+/* Whether a process whose /proc/PID/cgroup reads text (len bytes) is in
+ * uid's cgroup or below it (cpuacct's line on v1, the 0:: line on v2).
+ * true when the counters' own path is unknown. */
+bool counters_holds(const struct user_counters *c, const char *text, size_t len, uid_t uid);
 void counters_close(struct user_counters *c);
 
 /* Find user cgroups that appeared, forget those that went: a listing of
@@ -69,9 +84,8 @@ int counters_parse_name(const char *name, uid_t *uid);
 /* Values from the text of cpu.stat / memory.stat: the number after "key ". */
 int counters_stat_value(const char *text, size_t len, const char *key, uint64_t *value);
 
-/* Where this host keeps per-user cgroups, if anywhere: fills version and
- * the roots (static strings) and returns 0, or -1 when there are none. */
-int counters_find_host_layout(int *version, const char **cpu_root, const char **memory_root,
-                              const char **pids_root);
+/* Where this host keeps per-user cgroups, if anywhere: fills roots
+ * (static strings) and returns 0, or -1 when there are none. */
+int counters_find_host_layout(struct counter_roots *roots);
 
 #endif

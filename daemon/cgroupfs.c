@@ -149,6 +149,7 @@ void cgroupfs_close(struct cgroupfs *c)
     for (int i = 0; i < CG_COUNT; i++) {
         free(c->parent[i]);
         free(c->mount[i]);
+        free(c->counter_dir[i]);
     }
     memset(c, 0, sizeof(*c));
     c->v2.parent_fd = -1;
@@ -268,22 +269,27 @@ int cgroupfs_remove_if_empty(struct cgroupfs *c, uid_t uid)
     return 1;
 }
 
-static char *dir_v1(const struct cgroupfs *c, enum cg_controller which)
+static const char *dir_v1(struct cgroupfs *c, enum cg_controller which)
 {
     if (!c->mount[which])
         return NULL;
-    return xasprintf("%s%s", c->mount[which], strcmp(c->parent[which], "/") == 0 ? "" : c->parent[which]);
+    free(c->counter_dir[which]);
+    c->counter_dir[which] = xasprintf("%s%s", c->mount[which],
+                                      strcmp(c->parent[which], "/") == 0 ? "" : c->parent[which]);
+    return c->counter_dir[which];
 }
 
-int cgroupfs_counter_roots(const struct cgroupfs *c, char **cpu, char **memory, char **pids)
+void cgroupfs_counter_roots(struct cgroupfs *c, struct counter_roots *roots)
 {
+    memset(roots, 0, sizeof(*roots));
+    roots->version = c->version;
     if (c->version == 2) {
-        *cpu = xstrdup(c->v2.parent_dir);
-        *memory = *pids = NULL;
-        return 2;
+        roots->cpu = c->v2.parent_dir;
+        roots->cgroup_path = c->v2.parent_path;
+        return;
     }
-    *cpu = dir_v1(c, CG_CPUACCT);
-    *memory = dir_v1(c, CG_MEMORY);
-    *pids = dir_v1(c, CG_PIDS);
-    return 1;
+    roots->cpu = dir_v1(c, CG_CPUACCT);
+    roots->memory = dir_v1(c, CG_MEMORY);
+    roots->pids = dir_v1(c, CG_PIDS);
+    roots->cgroup_path = c->parent[CG_CPUACCT];
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cgroup_counters.h"
 #include "cgroupfs_v2.h"
 #include "limits.h"
 
@@ -28,6 +29,7 @@ struct cgroupfs {
      * mounted (then its limits are not applied, and said so once). */
     char *parent[CG_COUNT];
     char *mount[CG_COUNT];
+    char *counter_dir[CG_COUNT];  /* v1: <mount><parent>, made by cgroupfs_counter_roots */
 };
 
 int cgroupfs_open(struct cgroupfs *c, const char *cgroup_parent, char *err, size_t err_len);
@@ -42,10 +44,10 @@ int cgroupfs_attach(struct cgroupfs *c, uid_t uid, pid_t pid, char *err, size_t 
 int cgroupfs_remove_if_empty(struct cgroupfs *c, uid_t uid);
 
 /* Where the sampler reads the per-user counters (counters_open's
- * arguments, malloc'd): on v1 "<mount><parent>" of cpuacct, memory and
- * pids (NULL where absent); on v2 the one parent directory in *cpu and
- * NULL in the others.  Returns the version, 1 or 2. */
-int cgroupfs_counter_roots(const struct cgroupfs *c, char **cpu, char **memory, char **pids);
+ * argument): on v1 "<mount><parent>" of cpuacct, memory and pids (NULL
+ * where absent); on v2 the one parent directory.  The strings stay valid
+ * while c is open. */
+void cgroupfs_counter_roots(struct cgroupfs *c, struct counter_roots *roots);
 
 /* What open could not set up (a v2 controller missing, say), for the
  * daemon to say once; "" when nothing. */

@@ -182,8 +182,8 @@ static void say_missing(struct cgroupfs_v2 *c, const char *where, unsigned missi
 
 /* Walk from base (the daemon's cgroup, or the root) down to the parent,
  * making what is missing and giving each level the controllers. */
-static int make_parent(struct cgroupfs_v2 *c, int base_fd, char *where, size_t where_len,
-                       const char *rest, char *err, size_t err_len)
+static int make_parent(struct cgroupfs_v2 *c, int base_fd, size_t root_len, char *where,
+                       size_t where_len, const char *rest, char *err, size_t err_len)
 {
     char copy[4096];
     copy_string(copy, sizeof(copy), rest);
@@ -210,6 +210,7 @@ static int make_parent(struct cgroupfs_v2 *c, int base_fd, char *where, size_t w
     }
     c->parent_fd = fd;
     c->parent_dir = xstrdup(where);
+    c->parent_path = xstrdup(where[root_len] ? where + root_len : "/");
     return 0;
 }
 
@@ -263,7 +264,8 @@ int cgv2_open(struct cgroupfs_v2 *c, const char *root, const char *own, const ch
     c->controllers = available & V2_ALL;
     if (c->controllers != V2_ALL)
         say_missing(c, where, V2_ALL & ~c->controllers);
-    int rc = make_parent(c, base_fd, where, sizeof(where), cgroup_parent, err, err_len);
+    int rc = make_parent(c, base_fd, strlen(root), where, sizeof(where), cgroup_parent, err,
+                         err_len);
     close(base_fd);
     return rc;
 }
@@ -273,6 +275,7 @@ void cgv2_close(struct cgroupfs_v2 *c)
     if (c->parent_fd >= 0)
         close(c->parent_fd);
     free(c->parent_dir);
+    free(c->parent_path);
     memset(c, 0, sizeof(*c));
     c->parent_fd = -1;
 }

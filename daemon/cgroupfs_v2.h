@@ -37,6 +37,8 @@ struct cgv2_dirops {
 struct cgroupfs_v2 {
     int parent_fd;          /* <root><parent>, holding user-UID */
     char *parent_dir;       /* its path, for the sampler's counters */
+    char *parent_path;      /* the same inside the cgroup tree ("/a/lg"), as
+                               /proc/PID/cgroup shows it */
     unsigned controllers;   /* V2_* given to the users' cgroups */
     const struct cgv2_dirops *ops;
     char warning[512];      /* what is not applied and why, "" if all is */

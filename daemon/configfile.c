@@ -56,6 +56,8 @@ static const struct key keys[] = {
     {"violation", "memory_pressure", T_COUNT, P(memory_pressure), 0},
     {"classes", "compute_cpu", T_CORES, P(compute_cpu), 0},
     {"classes", "compute_grace", T_DURATION, P(compute_grace), 0},
+    {"classes", "exempt_cpu", T_CORES, P(exempt_cpu), 0},
+    {"classes", "exempt_memory", T_SIZE, P(exempt_memory), 0},
     {"exempt", "users", T_LIST, P(exempt_users), 0},
     {"exempt", "groups", T_LIST, P(exempt_groups), 0},
     {"level", "name", T_NAME, L(name), sizeof(((struct level *)0)->name)},

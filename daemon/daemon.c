@@ -181,15 +181,11 @@ static void drain_connector(struct daemon *d)
 static int start_sampler(struct daemon *d)
 {
     if (d->enforcing && d->enforcer.backend == BACKEND_CGROUPFS) {
-        char *cpu, *mem, *pids;
-        int version = cgroupfs_counter_roots(&d->enforcer.cgroupfs, &cpu, &mem, &pids);
-        int rc = sampler_init(&d->sampler, "/proc", version, cpu, mem, pids);
-        free(cpu);
-        free(mem);
-        free(pids);
-        return rc;
+        struct counter_roots roots;
+        cgroupfs_counter_roots(&d->enforcer.cgroupfs, &roots);
+        return sampler_init(&d->sampler, "/proc", &roots);
     }
-    return sampler_init(&d->sampler, "/proc", 0, NULL, NULL, NULL);
+    return sampler_init(&d->sampler, "/proc", NULL);
 }
 
 /* The policy is loaded (before detaching, so that errors reach the
@@ -264,6 +260,62 @@ void daemon_reload(struct daemon *d)
     sd_notify(0, "READY=1");
 }
 
+/* Whose subordinate uids are whose: said at start and whenever
+ * /etc/subuid changes, so an admin sees what the daemon believes. */
+static void report_subuids(struct daemon *d)
+{
+    const struct subuid_map *m = &d->sampler.subuids;
+    if (!d->sampler.subuids_loaded)
+        return;
+    d->sampler.subuids_loaded = false;
+    char msg[200];
+    int n = snprintf(msg, sizeof(msg), "%zu subordinate uid ranges from /etc/subuid", m->count);
+    if (m->skipped)
+        snprintf(msg + n, sizeof(msg) - (size_t)n,
+                 "; %zu lines skipped (not understood, an unknown name, or overlapping an "
+                 "earlier range)", m->skipped);
+    log_event(d, "subuids_loaded", msg);
+}
+
+/* A process whose command line could not be read in time is judged
+ * without it; the admin is told, since a memory that stalls its readers
+ * is what an evasion looks like. */
+static void report_blocked_argv(struct daemon *d)
+{
+    const struct blocked_argv *b;
+    size_t n = sampler_take_blocked(&d->sampler, &b);
+    for (size_t i = 0; i < n; i++) {
+        const struct user_info *u = users_lookup(&d->sampler.users, &d->policy, b[i].owner);
+        json_t *e = event_action("argv_unreadable", b[i].owner, u->name,
+                                 mode_name(d->policy.mode), d->events.host, now_realtime_usec());
+        json_object_set_new(e, "process", json_pack("{s:i, s:o}", "pid", (int)b[i].pid, "comm",
+                                                    json_from_bytes(b[i].comm,
+                                                                    strlen(b[i].comm))));
+        event_log_write(&d->events, e);
+    }
+}
+
+/* The command lines of the processes that decisions name, for their
+ * events and notices. */
+#define DECISION_ARGV_WAIT_USEC (100 * 1000)
+
+static void fill_decision_argv(struct daemon *d)
+{
+    size_t idx[64], n = 0;
+    for (size_t i = 0; i < d->decisions.count; i++) {
+        const struct decision *x = &d->decisions.items[i];
+        for (size_t k = 0; k < x->proc_count; k++) {
+            if (n == sizeof(idx) / sizeof(idx[0])) {
+                sampler_fill_argv(&d->sampler, &d->policy, &d->snap, idx, n, DECISION_ARGV_WAIT_USEC);
+                n = 0;
+            }
+            idx[n++] = x->procs[k];
+        }
+    }
+    if (n)
+        sampler_fill_argv(&d->sampler, &d->policy, &d->snap, idx, n, DECISION_ARGV_WAIT_USEC);
+}
+
 /* One sample, one engine step, an event for every decision; in enforce
  * mode the decisions are carried out. */
 void daemon_tick(struct daemon *d)
@@ -273,6 +325,7 @@ void daemon_tick(struct daemon *d)
         d->next_stop = reap_stops(d);
     if (now >= d->next_sweep) {
         sampler_sweep(&d->sampler, &d->policy);
+        report_subuids(d);
         if (d->enforcing)
             remove_empty_cgroups(d);
         d->next_sweep = now + d->policy.scan_interval;
@@ -287,6 +340,8 @@ void daemon_tick(struct daemon *d)
      * after a limit is set must not lose the level that set it. */
     if (d->decisions.count > 0)
         save_state(d);
+    fill_decision_argv(d);
+    report_blocked_argv(d);
     for (size_t i = 0; i < d->decisions.count; i++) {
         const struct decision *x = &d->decisions.items[i];
         const struct user_info *u = users_lookup(&d->sampler.users, &d->policy, x->uid);

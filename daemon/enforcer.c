@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "enforcer.h"
 #include "util.h"
@@ -58,11 +59,30 @@ int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
     return a->failed ? -1 : 1;
 }
 
-int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, char *err, size_t err_len)
+int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, uint64_t start_time, char *err,
+                   size_t err_len)
 {
-    if (e->backend != BACKEND_CGROUPFS)
-        return 0;
-    return cgroupfs_attach(&e->cgroupfs, uid, pid, err, err_len);
+    /* The pid may have been reused since the sample: a pidfd pins the
+     * process, checked to be the one seen; what remains is the moment
+     * between the check and the write, which takes a pid number. */
+    int pidfd = pidfd_open_(pid);
+    if (pidfd < 0 || !process_is("/proc", pid, start_time)) {
+        if (pidfd >= 0)
+            close(pidfd);
+        return 1;
+    }
+    int rc = e->backend == BACKEND_SYSTEMD
+                 ? systemd_backend_adopt(&e->systemd, uid, pid, start_time, err, err_len)
+                 : cgroupfs_attach(&e->cgroupfs, uid, pid, err, err_len);
+    close(pidfd);
+    if (rc < 0 && strstr(err, "No such process"))
+        return 1;
+    /* A cron job of a user with no session: systemd made the slice just
+     * now, and limits that failed on it go on at once. */
+    struct applied_limits *a = find_applied(e, uid);
+    if (rc == 0 && a && a->failed)
+        a->retry_at = 0;
+    return rc < 0 ? -1 : 0;
 }
 
 void enforcer_remove_empty(struct enforcer *e, bool (*busy)(uid_t uid, void *arg), void *arg)

@@ -53,8 +53,12 @@ int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
  * are not looked at: opening each cgroup.procs costs. */
 void enforcer_remove_empty(struct enforcer *e, bool (*busy)(uid_t uid, void *arg), void *arg);
 
-/* cgroupfs: move a process into its user's cgroup (which the user's
- * limits made).  A no-op with the systemd backend. */
-int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, char *err, size_t err_len);
+/* Move a process into its owner's cgroup (which the owner's limits made):
+ * user-UID with cgroupfs, a scope in user-UID.slice with systemd.  The
+ * process is checked to be the one seen (pid and start time) just
+ * before.  Returns 0 when moved, 1 when it is gone (nothing done), -1
+ * with err. */
+int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, uint64_t start_time, char *err,
+                   size_t err_len);
 
 #endif

@@ -71,13 +71,15 @@ bool engine_user_protected(const struct policy *p, const struct user_state *st,
     return st && st->exempt_until > now;
 }
 
-/* The user's counted processes, highest CPU first, into d->procs. */
+/* The user's processes, highest CPU first, into d->procs.  Exempt ones
+ * are listed too: beyond the allowance they are what counted (an exempt
+ * program with foreign code in it); the stopper never stops them. */
 static void pick_top_procs(const struct snapshot *snap, uid_t uid, struct decision *d)
 {
     d->proc_count = 0;
     for (size_t i = 0; i < snap->proc_count; i++) {
         const struct proc_sample *ps = &snap->procs[i];
-        if (ps->uid != uid || ps->class == CLASS_EXEMPT)
+        if (ps->uid != uid)
             continue;
         /* Insertion into a short sorted list. */
         size_t at = d->proc_count;
@@ -112,6 +114,19 @@ static void track_run(double threshold, double usage, const struct snapshot *sna
     *sum += usage * (double)snap->interval;
     if (*sum / (double)(snap->now - *since) <= threshold)
         *since = 0;
+}
+
+/* What counts against the user: all they ran, less what their exempt
+ * programs used up to the allowance. */
+static struct user_sample counted_usage(const struct policy *p, const struct user_sample *u)
+{
+    struct user_sample c = *u;
+    c.cpu -= u->exempt_cpu < p->exempt_cpu ? u->exempt_cpu : p->exempt_cpu;
+    if (c.cpu < 0)
+        c.cpu = 0;
+    uint64_t forgiven = u->exempt_memory < p->exempt_memory ? u->exempt_memory : p->exempt_memory;
+    c.memory -= forgiven < c.memory ? forgiven : c.memory;
+    return c;
 }
 
 static void track_window(const struct policy *p, struct user_state *us,
@@ -187,21 +202,6 @@ static void expire_and_decay(const struct policy *p, struct user_state *us, uint
     }
 }
 
-static struct proc_watch *watch_proc(struct engine_state *st, const struct proc_sample *ps)
-{
-    for (size_t i = 0; i < st->proc_count; i++) {
-        struct proc_watch *w = &st->procs[i];
-        if (w->pid == ps->pid && w->start_time == ps->start_time)
-            return w;
-    }
-    st->procs = grow_array(st->procs, st->proc_count, &st->proc_capacity, sizeof(*st->procs));
-    struct proc_watch *w = &st->procs[st->proc_count++];
-    memset(w, 0, sizeof(*w));
-    w->pid = ps->pid;
-    w->start_time = ps->start_time;
-    return w;
-}
-
 static const struct rule *find_rule_by_name(const struct policy *p, const char *name)
 {
     for (size_t i = 0; name && i < p->rules.count; i++)
@@ -213,11 +213,10 @@ static const struct rule *find_rule_by_name(const struct policy *p, const char *
 /* Forbidden programs are reported on sight; compute programs once they
  * have stayed above their threshold for their grace. */
 static void judge_process(const struct policy *p, struct engine_state *st,
-                          const struct snapshot *snap, size_t index, struct decisions *out)
+                          struct proc_watch *w, const struct snapshot *snap, size_t index,
+                          struct decisions *out)
 {
     const struct proc_sample *ps = &snap->procs[index];
-    struct proc_watch *w = watch_proc(st, ps);
-    w->seen = true;
     if (w->reported)
         return;
     enum decision_kind kind = DECISION_FORBIDDEN;
@@ -247,16 +246,93 @@ static void judge_process(const struct policy *p, struct engine_state *st,
     w->reported = true;
 }
 
-static void forget_gone_procs(struct engine_state *st)
+static int compare_identity(pid_t pid_a, uint64_t start_a, pid_t pid_b, uint64_t start_b)
 {
-    size_t kept = 0;
-    for (size_t i = 0; i < st->proc_count; i++) {
-        if (st->procs[i].seen) {
-            st->procs[i].seen = false;
-            st->procs[kept++] = st->procs[i];
-        }
+    if (pid_a != pid_b)
+        return pid_a < pid_b ? -1 : 1;
+    return start_a < start_b ? -1 : start_a > start_b;
+}
+
+static int by_identity(const void *a, const void *b, void *arg)
+{
+    const struct snapshot *snap = arg;
+    const struct proc_sample *x = &snap->procs[*(const size_t *)a];
+    const struct proc_sample *y = &snap->procs[*(const size_t *)b];
+    return compare_identity(x->pid, x->start_time, y->pid, y->start_time);
+}
+
+static int by_uid(const void *a, const void *b)
+{
+    uid_t x = (*(const struct user_sample *const *)a)->uid;
+    uid_t y = (*(const struct user_sample *const *)b)->uid;
+    return x < y ? -1 : x > y;
+}
+
+/* The snapshot's users sorted by uid, to find each process's user. */
+static const struct user_sample **users_by_uid(const struct snapshot *snap)
+{
+    const struct user_sample **u = xmalloc((snap->user_count + 1) * sizeof(*u));
+    for (size_t i = 0; i < snap->user_count; i++)
+        u[i] = &snap->users[i];
+    qsort(u, snap->user_count, sizeof(*u), by_uid);
+    return u;
+}
+
+static const struct user_sample *find_sorted(const struct user_sample **u, size_t n, uid_t uid)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u[mid]->uid < uid)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    st->proc_count = kept;
+    return lo < n && u[lo]->uid == uid ? u[lo] : NULL;
+}
+
+/* The compute and forbidden processes of this sample whose user is not
+ * protected, sorted by identity, each matched with its watch (kept
+ * sorted the same way): a merge, so thousands of them cost n log n, and
+ * watches of processes gone are dropped. */
+static void judge_processes(const struct policy *p, struct engine_state *st,
+                            const struct snapshot *snap, struct decisions *out)
+{
+    size_t *idx = xmalloc((snap->proc_count ? snap->proc_count : 1) * sizeof(*idx));
+    const struct user_sample **users = users_by_uid(snap);
+    size_t n = 0;
+    for (size_t i = 0; i < snap->proc_count; i++) {
+        const struct proc_sample *ps = &snap->procs[i];
+        if (ps->class != CLASS_COMPUTE && ps->class != CLASS_FORBIDDEN)
+            continue;
+        const struct user_sample *u = find_sorted(users, snap->user_count, ps->uid);
+        struct user_sample fallback = {.uid = ps->uid};
+        if (!engine_user_protected(p, engine_user(st, ps->uid, false), u ? u : &fallback,
+                                   snap->now))
+            idx[n++] = i;
+    }
+    free(users);
+    qsort_r(idx, n, sizeof(*idx), by_identity, (void *)snap);
+    struct proc_watch *watches = xmalloc((n ? n : 1) * sizeof(*watches));
+    size_t old = 0;
+    for (size_t k = 0; k < n; k++) {
+        const struct proc_sample *ps = &snap->procs[idx[k]];
+        while (old < st->proc_count && compare_identity(st->procs[old].pid,
+                                                        st->procs[old].start_time, ps->pid,
+                                                        ps->start_time) < 0)
+            old++;
+        struct proc_watch *w = &watches[k];
+        if (old < st->proc_count && st->procs[old].pid == ps->pid &&
+            st->procs[old].start_time == ps->start_time)
+            *w = st->procs[old];
+        else
+            *w = (struct proc_watch){.pid = ps->pid, .start_time = ps->start_time};
+        judge_process(p, st, w, snap, idx[k], out);
+    }
+    free(st->procs);
+    st->procs = watches;
+    st->proc_count = st->proc_capacity = n;
+    free(idx);
 }
 
 /* A user with nothing to remember is dropped, keeping the table small. */
@@ -294,8 +370,9 @@ void engine_step(const struct policy *p, struct engine_state *st, const struct s
         if (!us)
             us = engine_user(st, u->uid, true);
         us->in_snapshot = true;
-        track_window(p, us, u, snap);
-        raise_level(p, us, u, snap, out);
+        struct user_sample counted = counted_usage(p, u);
+        track_window(p, us, &counted, snap);
+        raise_level(p, us, &counted, snap, out);
     }
     for (size_t i = 0; i < st->user_count; i++) {
         struct user_state *us = &st->users[i];
@@ -303,17 +380,6 @@ void engine_step(const struct policy *p, struct engine_state *st, const struct s
             us->cpu_over_since = us->mem_over_since = 0;
         expire_and_decay(p, us, snap->now, out);
     }
-    for (size_t i = 0; i < snap->proc_count; i++) {
-        const struct proc_sample *ps = &snap->procs[i];
-        if (ps->class != CLASS_COMPUTE && ps->class != CLASS_FORBIDDEN)
-            continue;
-        const struct user_sample *u = snapshot_find_user(snap, ps->uid);
-        struct user_sample fallback = {.uid = ps->uid};
-        if (engine_user_protected(p, engine_user(st, ps->uid, false), u ? u : &fallback,
-                                  snap->now))
-            continue;
-        judge_process(p, st, snap, i, out);
-    }
-    forget_gone_procs(st);
+    judge_processes(p, st, snap, out);
     forget_idle_users(st);
 }

@@ -35,13 +35,13 @@ struct user_state {
 };
 
 /* A process of class compute being watched through its grace, or one
- * already reported (so it is reported once). */
+ * already reported (so it is reported once).  Kept sorted by (pid,
+ * start_time). */
 struct proc_watch {
     pid_t pid;
     uint64_t start_time;
     uint64_t over_since;
     bool reported;
-    bool seen;
 };
 
 struct engine_state {

@@ -39,6 +39,8 @@ void policy_init_defaults(struct policy *p)
 
     p->compute_cpu = 0.5;
     p->compute_grace = 60 * USEC_PER_SEC;
+    p->exempt_cpu = 1;
+    p->exempt_memory = 2ULL << 30;
 
     static const struct level ladder[] = {
         {"warned", 0, 0, false, 15 * 60 * USEC_PER_SEC},

@@ -63,6 +63,10 @@ struct policy {
     /* [classes]: defaults for rules of class compute */
     double compute_cpu;
     uint64_t compute_grace;     /* usec */
+    /* What a user's exempt-class programs may use without it counting
+     * against them: beyond this their usage counts like any other. */
+    double exempt_cpu;          /* cores */
+    uint64_t exempt_memory;     /* bytes */
 
     /* [exempt] */
     struct name_list exempt_users;

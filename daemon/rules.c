@@ -267,15 +267,23 @@ int rules_load_dirs(struct rule_set *set, char *const *dirs, size_t dir_count,
     return (int)(errs->count - before);
 }
 
-static bool rule_matches(const struct rule *r, const struct proc_identity *id)
+bool rule_matches_program(const struct rule *r, const char *exe, const char *cmdline)
 {
-    if (r->exe && (!id->exe || fnmatch(r->exe, id->exe, 0) != 0))
+    if (r->exe && (!exe || fnmatch(r->exe, exe, 0) != 0))
         return false;
-    if (r->comm && (!id->comm || fnmatch(r->comm, id->comm, 0) != 0))
-        return false;
-    if (r->argv_text && (!id->cmdline || regexec(&r->argv, id->cmdline, 0, NULL, 0) != 0))
+    if (r->argv_text && (!cmdline || regexec(&r->argv, cmdline, 0, NULL, 0) != 0))
         return false;
     return true;
+}
+
+bool rule_matches_comm(const struct rule *r, const char *comm)
+{
+    return !r->comm || (comm && fnmatch(r->comm, comm, 0) == 0);
+}
+
+static bool rule_matches(const struct rule *r, const struct proc_identity *id)
+{
+    return rule_matches_comm(r, id->comm) && rule_matches_program(r, id->exe, id->cmdline);
 }
 
 const struct rule *rules_classify(const struct rule_set *set, const struct proc_identity *id)

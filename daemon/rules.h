@@ -50,6 +50,12 @@ void rules_free(struct rule_set *set);
 /* The most severe matching rule, or NULL (class CLASS_NONE). */
 const struct rule *rules_classify(const struct rule_set *set, const struct proc_identity *id);
 
+/* A rule's parts apart: what a process runs (exe and argv: NULL is
+ * unknown and matches no pattern) and what it is called (comm).  A rule
+ * matches when both do. */
+bool rule_matches_program(const struct rule *r, const char *exe, const char *cmdline);
+bool rule_matches_comm(const struct rule *r, const char *comm);
+
 const char *class_name(enum proc_class c);
 
 #endif

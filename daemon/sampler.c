@@ -13,8 +13,13 @@
 #include "units.h"
 #include "util.h"
 
-#define ARGV_MAX (32 * 1024)  /* longer command lines are cut here */
 #define STAT_BUF 1024
+#define CGROUP_BUF 4096
+/* A sample waits this long for the command lines it asked for, so that
+ * a program judged by its argv is judged at this sample; a reader stuck
+ * on a hostile process costs no more. */
+#define ARGV_WAIT_USEC (20 * 1000)
+#define SUBUID_PATH "/etc/subuid"
 
 /* ---- the table of known processes, keyed by pid ---- */
 
@@ -43,8 +48,7 @@ static void release_descriptor(struct sampler *s, struct tracked_proc *t)
 static void free_proc(struct sampler *s, struct tracked_proc *t)
 {
     release_descriptor(s, t);
-    free(t->exe);
-    free(t->argv);
+    programs_put(&s->programs, t->prog);
     free(t);
 }
 
@@ -128,98 +132,6 @@ static pid_t first_pid(struct sampler *s)
     return next_pid(s);
 }
 
-/* The whole of a small /proc file, at most max bytes. */
-static char *read_small_file(int dirfd, const char *name, size_t max, size_t *len)
-{
-    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return NULL;
-    char *buf = xmalloc(max);
-    size_t used = 0;
-    ssize_t n;
-    while (used < max && (n = read(fd, buf + used, max - used)) > 0)
-        used += (size_t)n;
-    close(fd);
-    if (used == 0) {
-        free(buf);
-        return NULL;
-    }
-    *len = used;
-    return xreallocarray(buf, used + 1, 1);
-}
-
-/* Rules see the path the binary was started from: after a package
- * upgrade replaced /usr/sbin/sshd, the running one reads as
- * "/usr/sbin/sshd (deleted)".  Only root can put a file in such a path,
- * so dropping the suffix lets no user's program pass as another. */
-static void classify(const struct policy *p, struct tracked_proc *t)
-{
-    static const char deleted[] = " (deleted)";
-    char *exe = t->exe ? xstrdup(t->exe) : NULL;
-    size_t n = exe ? strlen(exe) : 0;
-    if (n > sizeof(deleted) - 1 && strcmp(exe + n - (sizeof(deleted) - 1), deleted) == 0)
-        exe[n - (sizeof(deleted) - 1)] = '\0';
-    /* The rules see the arguments joined by spaces. */
-    char *cmdline = NULL;
-    if (t->argv) {
-        cmdline = xmalloc(t->argv_len + 1);
-        for (size_t i = 0; i < t->argv_len; i++)
-            cmdline[i] = t->argv[i] ? t->argv[i] : ' ';
-        cmdline[t->argv_len] = '\0';
-    }
-    struct proc_identity id = {exe, t->comm, cmdline};
-    const struct rule *r = rules_classify(&p->rules, &id);
-    t->class = r ? r->class : CLASS_NONE;
-    t->rule = r ? r->name : NULL;
-    free(exe);
-    free(cmdline);
-}
-
-static bool same_text(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-/* Read exe and argv; classify again only if they changed (the rules are
- * the costly part of a sweep). */
-static void read_identity(const struct policy *p, struct tracked_proc *t, int dirfd)
-{
-    char path[4096];
-    ssize_t n = readlinkat(dirfd, "exe", path, sizeof(path) - 1);
-    char *exe = n > 0 ? xstrndup(path, (size_t)n) : NULL;
-    size_t len = 0;
-    char *argv = read_small_file(dirfd, "cmdline", ARGV_MAX, &len);
-    if (argv && argv[len - 1] == '\0')
-        len--; /* keep the trailing NUL out of the count */
-    if (argv)
-        argv[len] = '\0';
-    bool unchanged = t->class_known && same_text(exe, t->exe) && len == t->argv_len &&
-                     (len == 0 || memcmp(argv, t->argv, len) == 0);
-    if (unchanged) {
-        free(exe);
-        free(argv);
-        return;
-    }
-    free(t->exe);
-    free(t->argv);
-    t->exe = exe;
-    t->argv = argv;
-    t->argv_len = argv ? len : 0;
-    classify(p, t);
-    t->class_known = true;
-}
-
-/* The program behind a pid changes with exec, sometimes under the same
- * name (python3 running another script): look again at exe and argv. */
-static void reread_identity(struct sampler *s, const struct policy *p, struct tracked_proc *t)
-{
-    int dirfd = open_proc_dir(s, t->pid);
-    if (dirfd >= 0) {
-        read_identity(p, t, dirfd);
-        close(dirfd);
-    }
-}
-
 static int open_in_proc(const struct sampler *s, pid_t pid, const char *file)
 {
     char name[48];
@@ -256,6 +168,16 @@ static ssize_t read_stat(const struct sampler *s, const struct tracked_proc *t, 
     return n;
 }
 
+/* The process's stat, if it still is the process t was. */
+static bool read_own_stat(const struct sampler *s, const struct tracked_proc *t,
+                          struct proc_stat *st)
+{
+    char buf[STAT_BUF];
+    ssize_t n = read_stat(s, t, buf);
+    return n > 0 && procfs_parse_stat(buf, (size_t)n, st) == 0 && st->pid == t->pid &&
+           st->start_time == t->start_time;
+}
+
 /* The held schedstat's run time; -1 when the process is gone. */
 static int read_runtime(const struct tracked_proc *t, uint64_t *runtime)
 {
@@ -268,6 +190,169 @@ static int read_runtime(const struct tracked_proc *t, uint64_t *runtime)
     *runtime = strtoull(buf, &end, 10);
     return end == buf ? -1 : 0;
 }
+
+/* ---- what a process runs ---- */
+
+static char *read_exe(int dirfd)
+{
+    char path[4096];
+    ssize_t n = readlinkat(dirfd, "exe", path, sizeof(path) - 1);
+    return n > 0 ? xstrndup(path, (size_t)n) : NULL;
+}
+
+/* /proc/PID/exe names the file as the process sees it, in its own mount
+ * namespace, where a user may bind any program over /usr/sbin/sshd
+ * (unshare -Urm).  The path means what it says where the namespace is
+ * the daemon's, or where the path names, for us too, the very file the
+ * process runs (same device and inode; no link followed, no automount). */
+static bool exe_trusted(const struct sampler *s, int dirfd, const char *exe)
+{
+    struct stat ns, running, named;
+    if (fstatat(dirfd, "ns/mnt", &ns, 0) == 0 && ns.st_dev == s->mnt_ns_dev &&
+        ns.st_ino == s->mnt_ns_ino)
+        return true;
+    return exe[0] == '/' && fstatat(dirfd, "exe", &running, 0) == 0 &&
+           fstatat(AT_FDCWD, exe, &named, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0 &&
+           running.st_dev == named.st_dev && running.st_ino == named.st_ino;
+}
+
+static void classify(const struct policy *p, struct tracked_proc *t)
+{
+    const struct rule *r = programs_classify(&p->rules, t->prog, t->comm);
+    t->class = r ? r->class : CLASS_NONE;
+    t->rule = r ? r->name : NULL;
+}
+
+/* What runs behind dirfd, with the command line a (NULL: not known). */
+static void set_program(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+                        int dirfd, const struct argv_answer *a)
+{
+    char *exe = read_exe(dirfd);
+    struct program_facts f = {
+        .exe = exe,
+        .exe_trusted = exe && exe_trusted(s, dirfd, exe),
+        .argv = a ? a->argv : NULL,
+        .argv_len = a ? a->len : 0,
+        .argv_total = a ? a->total : 0,
+        .argv_sha256 = a ? a->sha256 : NULL,
+    };
+    const struct program *prog = programs_get(&s->programs, &p->rules, &f);
+    programs_put(&s->programs, t->prog);
+    t->prog = prog;
+    free(exe);
+    classify(p, t);
+}
+
+static void ask_argv(struct sampler *s, struct tracked_proc *t)
+{
+    if (t->argv_blocked || t->argv_pending)
+        return;
+    if (argv_reader_request(&s->argv, t->pid, t->start_time) == 0) {
+        t->argv_pending = true;
+        s->stats.argv_reads++;
+    }
+}
+
+/* A program first seen, or a new one after exec: judged at once by its
+ * executable and name, and again by its command line when that is read.
+ * A request already out may answer with the old command line: a new one
+ * is asked for all the same, and its answer comes last. */
+static void read_program(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+                         int dirfd)
+{
+    set_program(s, p, t, dirfd, NULL);
+    t->argv_pending = false;
+    ask_argv(s, t);
+}
+
+/* A command line came back. */
+static void fill_snapshot_argv(struct snapshot *snap, const struct argv_answer *a)
+{
+    for (size_t i = 0; i < snap->proc_count; i++) {
+        struct proc_sample *ps = &snap->procs[i];
+        if (ps->pid != a->pid || ps->start_time != a->start_time || ps->argv)
+            continue;
+        ps->argv_len = a->len < ARGV_KEEP ? a->len : ARGV_KEEP;
+        ps->argv = xmalloc(ps->argv_len + 1);
+        memcpy(ps->argv, a->argv, ps->argv_len);
+        ps->argv[ps->argv_len] = '\0';
+        ps->argv_total = a->total;
+        copy_string(ps->argv_sha256, sizeof(ps->argv_sha256), a->sha256);
+    }
+}
+
+static void note_blocked(struct sampler *s, const struct tracked_proc *t)
+{
+    s->blocked = grow_array(s->blocked, s->blocked_count, &s->blocked_capacity,
+                            sizeof(*s->blocked));
+    struct blocked_argv *b = &s->blocked[s->blocked_count++];
+    b->pid = t->pid;
+    b->owner = t->owner;
+    memcpy(b->comm, t->comm, sizeof(b->comm));
+}
+
+struct argv_context {
+    struct sampler *s;
+    const struct policy *p;
+};
+
+static void take_argv(const struct argv_answer *a, void *arg)
+{
+    struct argv_context *c = arg;
+    struct sampler *s = c->s;
+    if (s->argv_snap && a->status == ARGV_OK)
+        fill_snapshot_argv(s->argv_snap, a);
+    struct tracked_proc *t = lookup(s, a->pid);
+    if (!t || t->start_time != a->start_time || t->ignored)
+        return;
+    if (a->status == ARGV_BLOCKED && !t->argv_blocked) {
+        t->argv_blocked = true;
+        t->argv_pending = false;
+        note_blocked(s, t);
+    }
+    if (!t->argv_pending)
+        return;
+    t->argv_pending = false;
+    if (a->status != ARGV_OK)
+        return;
+    int dirfd = open_proc_dir(s, t->pid);
+    if (dirfd >= 0) {
+        set_program(s, c->p, t, dirfd, a);
+        close(dirfd);
+    }
+}
+
+static void poll_argv(struct sampler *s, const struct policy *p, uint64_t wait_usec)
+{
+    struct argv_context c = {s, p};
+    argv_reader_poll(&s->argv, now_boottime_usec(), wait_usec, take_argv, &c);
+}
+
+/* ---- where a process is (per-user counters only) ---- */
+
+/* Whether t is in its owner's cgroup, read from /proc/PID/cgroup. */
+static void read_place(struct sampler *s, struct tracked_proc *t, int dirfd)
+{
+    char buf[CGROUP_BUF];
+    int fd = dirfd >= 0 ? openat(dirfd, "cgroup", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+                        : open_in_proc(s, t->pid, "cgroup");
+    if (fd < 0)
+        return;
+    ssize_t n = procfs_pread(fd, buf, sizeof(buf));
+    close(fd);
+    if (n <= 0)
+        return;
+    t->outside = !counters_holds(&s->counters, buf, (size_t)n, t->owner);
+}
+
+void sampler_adopted(struct sampler *s, pid_t pid)
+{
+    struct tracked_proc *t = lookup(s, pid);
+    if (t)
+        t->outside = false;
+}
+
+/* ---- usage ---- */
 
 /* CPU rate since this process's last reading.  A first reading is
  * averaged over the process's life, but never over less than the
@@ -293,9 +378,27 @@ static void update_usage(const struct sampler *s, struct tracked_proc *t,
         t->read_at = now;
     }
     t->rss_pages = st->rss_pages;
-    t->threads = st->num_threads;
+    t->threads = st->num_threads > UINT32_MAX ? UINT32_MAX : (uint32_t)st->num_threads;
     t->ppid = st->ppid;
     t->session = st->session;
+}
+
+/* After an exec (or, without the proc connector, a new name that may be
+ * one): a new name and program.  Returns -1 when the pid is gone or now
+ * another process's. */
+static int reread_program(struct sampler *s, const struct policy *p, struct tracked_proc *t)
+{
+    struct proc_stat st;
+    int dirfd = open_proc_dir(s, t->pid);
+    if (dirfd < 0 || !read_own_stat(s, t, &st)) {
+        if (dirfd >= 0)
+            close(dirfd);
+        return -1;
+    }
+    memcpy(t->comm, st.comm, sizeof(t->comm));
+    read_program(s, p, t, dirfd);
+    close(dirfd);
+    return 0;
 }
 
 /* Read a known process.  Returns -1 when it is gone (the caller forgets it). */
@@ -317,18 +420,18 @@ static int refresh(struct sampler *s, const struct policy *p, struct tracked_pro
         }
         t->sched_runtime = runtime;
     }
-    char buf[STAT_BUF];
     struct proc_stat st;
-    ssize_t n = read_stat(s, t, buf);
-    if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) < 0 || st.pid != t->pid ||
-        st.start_time != t->start_time)
+    if (!read_own_stat(s, t, &st))
         return -1;
     if (strcmp(st.comm, t->comm) != 0) {
-        /* A new program (exec) or a rename: classify it again now (the
-         * rules see the name even where exe and argv stayed the same). */
         memcpy(t->comm, st.comm, sizeof(t->comm));
-        t->class_known = false;
-        reread_identity(s, p, t);
+        /* A rename changes only the name: only the rules' comm parts
+         * are checked again.  Without the proc connector a new name may
+         * also be an exec, which is not reported otherwise. */
+        if (s->events_live)
+            classify(p, t);
+        else if (reread_program(s, p, t) < 0)
+            return -1;
     }
     update_usage(s, t, &st, now, interval, false);
     hold_descriptor(s, t);
@@ -339,7 +442,8 @@ static void remember_new(struct sampler *s, const struct tracked_proc *t)
 {
     s->new_procs = grow_array(s->new_procs, s->new_count, &s->new_capacity,
                               sizeof(*s->new_procs));
-    s->new_procs[s->new_count++] = (struct new_proc){t->pid, t->uid, t->class};
+    s->new_procs[s->new_count++] = (struct new_proc){t->pid, t->start_time, t->owner, t->class,
+                                                      t->outside};
 }
 
 /* First sight of a pid.  Returns the new entry or NULL (already gone). */
@@ -357,11 +461,12 @@ static struct tracked_proc *discover(struct sampler *s, const struct policy *p, 
     struct tracked_proc *t = xcalloc(1, sizeof(*t));
     t->pid = pid;
     t->uid = dir_st.st_uid;
+    t->owner = subuid_owner(&s->subuids, t->uid);
     t->held_fd = -1;
     t->generation = s->generation;
     /* root's daemons, kernel threads and system users are never judged:
      * remember them without a descriptor (see still_ignored). */
-    t->ignored = t->uid < p->min_uid;
+    t->ignored = t->uid < p->min_uid || t->owner < p->min_uid;
     char buf[STAT_BUF];
     struct proc_stat st;
     ssize_t n = read_stat(s, t, buf);
@@ -375,7 +480,9 @@ static struct tracked_proc *discover(struct sampler *s, const struct policy *p, 
     memcpy(t->comm, st.comm, sizeof(t->comm));
     if (!t->ignored) {
         update_usage(s, t, &st, now, interval, true);
-        read_identity(p, t, dirfd);
+        read_program(s, p, t, dirfd);
+        if (s->use_counters)
+            read_place(s, t, dirfd);
         hold_descriptor(s, t);
         remember_new(s, t);
     }
@@ -482,21 +589,34 @@ static struct user_sample *user_for(struct uid_index *ix, struct snapshot *snap,
     return snapshot_add_user(snap, uid);
 }
 
+/* A process's usage into its owner's totals. */
+static void add_usage(const struct sampler *s, struct user_sample *u, const struct tracked_proc *t)
+{
+    uint64_t rss = t->rss_pages * (uint64_t)s->page_size;
+    u->cpu += t->cpu;
+    u->memory += rss;
+    if (t->class == CLASS_EXEMPT) {
+        u->exempt_cpu += t->cpu;
+        u->exempt_memory += rss;
+    }
+}
+
 static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
                             const struct tracked_proc *t)
 {
     struct proc_sample *ps = snapshot_add_proc(snap);
     ps->pid = t->pid;
     ps->start_time = t->start_time;
-    ps->uid = t->uid;
+    ps->uid = t->owner;
     ps->ppid = t->ppid;
     ps->session = t->session;
     memcpy(ps->comm, t->comm, sizeof(ps->comm));
-    ps->exe = t->exe ? xstrdup(t->exe) : NULL;
-    if (t->argv) {
-        ps->argv = xmalloc(t->argv_len + 1);
-        memcpy(ps->argv, t->argv, t->argv_len + 1);
-        ps->argv_len = ps->argv_total = t->argv_len;
+    ps->exe = t->prog && t->prog->exe ? xstrdup(t->prog->exe) : NULL;
+    /* The command line itself is read when an event or notice needs it
+     * (sampler_fill_argv); what it is known by is kept. */
+    if (t->prog && t->prog->argv_known) {
+        ps->argv_total = t->prog->argv_total;
+        copy_string(ps->argv_sha256, sizeof(ps->argv_sha256), t->prog->argv_sha256);
     }
     ps->cpu = t->cpu;
     ps->rss = t->rss_pages * (uint64_t)s->page_size;
@@ -530,7 +650,7 @@ static void add_details(struct sampler *s, const struct policy *p, struct snapsh
         for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
             if (t->ignored || t->generation != s->generation)
                 continue;
-            const struct user_sample *u = find_user(ix, snap, t->uid);
+            const struct user_sample *u = find_user(ix, snap, t->owner);
             if ((u && u->detailed) || t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN)
                 add_proc_sample(s, snap, t);
         }
@@ -580,23 +700,6 @@ void sampler_events_live(struct sampler *s, bool live)
     pid_marks_clear(&s->marks);
 }
 
-/* After an exec: a new name and program, classified again.  The entry
- * goes if its pid is gone or now another process's. */
-static void reread_program(struct sampler *s, const struct policy *p, struct tracked_proc *t)
-{
-    char buf[STAT_BUF];
-    struct proc_stat st;
-    ssize_t n = read_stat(s, t, buf);
-    if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) < 0 || st.pid != t->pid ||
-        st.start_time != t->start_time) {
-        forget(s, t);
-        return;
-    }
-    memcpy(t->comm, st.comm, sizeof(t->comm));
-    t->class_known = false;
-    reread_identity(s, p, t);
-}
-
 /* What the connector reported since the last sample: new processes are
  * read (a forbidden program is judged at this sample, a stray one is
  * handed to the backend), exec'd ones classified again, a uid change
@@ -618,8 +721,8 @@ static void apply_marks(struct sampler *s, const struct policy *p, uint64_t now,
             continue;
         if (!t)
             discover(s, p, pid, now, interval);
-        else if ((f & MARK_EXECED) && !t->ignored)
-            reread_program(s, p, t);
+        else if ((f & MARK_EXECED) && !t->ignored && reread_program(s, p, t) < 0)
+            forget(s, t);
     }
     pid_marks_clear(&s->marks);
 }
@@ -633,18 +736,13 @@ static void sample_procfs(struct sampler *s, const struct policy *p, struct snap
         struct tracked_proc *t = visit(s, p, pid, now, interval);
         if (!t || t->ignored)
             continue;
-        struct user_sample *u = user_for(ix, snap, t->uid);
+        struct user_sample *u = user_for(ix, snap, t->owner);
         u->tasks += t->threads;
-        if (t->class == CLASS_EXEMPT)
-            continue;
-        u->cpu += t->cpu;
-        u->memory += t->rss_pages * (uint64_t)s->page_size;
+        add_usage(s, u, t);
     }
     prune(s, s->generation);
 }
 
-/* Level one from the per-user cgroups; processes only for those who need
- * a look (exempt-class usage is subtracted there). */
 /* New processes, found by listing /proc without reading known ones: a
  * forbidden program is judged at the next sample, and a process started
  * outside its user's cgroup (cron, a login without PAM) is handed to the
@@ -672,7 +770,7 @@ static void find_new_processes(struct sampler *s, const struct policy *p, uint64
 static bool new_user_without_group(struct sampler *s)
 {
     for (size_t i = 0; i < s->new_count; i++)
-        if (!counters_find(&s->counters, s->new_procs[i].uid))
+        if (!counters_find(&s->counters, s->new_procs[i].owner))
             return true;
     return false;
 }
@@ -682,18 +780,10 @@ void sampler_counters_changed(struct sampler *s)
     s->counters_changed = true;
 }
 
-static void sample_counters(struct sampler *s, const struct policy *p, struct snapshot *snap,
-                            uint64_t now, uint64_t interval, struct uid_index *ix)
+/* Each user's totals from their cgroup's counters. */
+static void read_counters(struct sampler *s, const struct policy *p, struct snapshot *snap,
+                          uint64_t interval, bool young, struct uid_index *ix)
 {
-    apply_marks(s, p, now, interval);
-    if (!s->events_live)
-        find_new_processes(s, p, now, interval);
-    /* A first login makes user-UID.slice just before its processes. */
-    bool young = s->counters_changed || new_user_without_group(s);
-    if (young || s->counters_stale) {
-        counters_discover(&s->counters);
-        s->counters_stale = s->counters_changed = false;
-    }
     for (size_t i = 0; i < s->counters.count; i++) {
         struct user_cgroup *g = &s->counters.groups[i];
         struct user_usage use;
@@ -720,19 +810,79 @@ static void sample_counters(struct sampler *s, const struct policy *p, struct sn
         g->have_last = true;
         u->memory = use.memory;
         u->tasks = use.tasks;
-        if (!worth_a_look(p, u))
-            continue;
-        pid_t *pids;
-        size_t n = counters_pids(g, &pids);
-        for (size_t k = 0; k < n; k++) {
-            struct tracked_proc *t = visit(s, p, pids[k], now, interval);
-            if (t && !t->ignored && t->class == CLASS_EXEMPT) {
-                u->cpu -= t->cpu < u->cpu ? t->cpu : u->cpu;
-                uint64_t rss = t->rss_pages * (uint64_t)s->page_size;
-                u->memory -= rss < u->memory ? rss : u->memory;
+    }
+}
+
+/* Processes outside their owner's cgroup (cron and at jobs, systemd-run,
+ * a delegated subtree) are not in its counters: each is read from /proc
+ * and counts for its owner all the same.  Those once found outside have
+ * their place read again every sample: one that keeps leaving is counted
+ * wherever it is. */
+static void add_strays(struct sampler *s, const struct policy *p, struct snapshot *snap,
+                       uint64_t now, uint64_t interval, struct uid_index *ix)
+{
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
+            next = t->next;
+            if (t->ignored || !(t->outside || t->suspect))
+                continue;
+            bool was_outside = t->outside;
+            read_place(s, t, -1);
+            if (t->outside && !was_outside)
+                remember_new(s, t); /* the backend puts it back */
+            if (!t->outside)
+                continue;
+            if (t->generation != s->generation) {
+                if (refresh(s, p, t, now, interval) < 0) {
+                    forget(s, t);
+                    continue;
+                }
+                t->generation = s->generation;
             }
+            struct user_sample *u = user_for(ix, snap, t->owner);
+            u->tasks += t->threads;
+            add_usage(s, u, t);
         }
-        free(pids);
+    }
+}
+
+/* A user worth a look: their processes are read, and what their exempt
+ * programs used is known. */
+static void look_closer(struct sampler *s, const struct policy *p, struct user_cgroup *g,
+                        struct user_sample *u, uint64_t now, uint64_t interval)
+{
+    pid_t *pids;
+    size_t n = counters_pids(g, &pids);
+    for (size_t k = 0; k < n; k++) {
+        struct tracked_proc *t = visit(s, p, pids[k], now, interval);
+        /* (A stray added its exempt part with the rest of its usage.) */
+        if (t && !t->ignored && !t->outside && t->owner == g->uid && t->class == CLASS_EXEMPT) {
+            u->exempt_cpu += t->cpu;
+            u->exempt_memory += t->rss_pages * (uint64_t)s->page_size;
+        }
+    }
+    free(pids);
+}
+
+static void sample_counters(struct sampler *s, const struct policy *p, struct snapshot *snap,
+                            uint64_t now, uint64_t interval, struct uid_index *ix)
+{
+    apply_marks(s, p, now, interval);
+    if (!s->events_live)
+        find_new_processes(s, p, now, interval);
+    /* A first login makes user-UID.slice just before its processes. */
+    bool young = s->counters_changed || new_user_without_group(s);
+    if (young || s->counters_stale) {
+        counters_discover(&s->counters);
+        s->counters_stale = s->counters_changed = false;
+    }
+    read_counters(s, p, snap, interval, young, ix);
+    add_strays(s, p, snap, now, interval, ix);
+    for (size_t i = 0; i < s->counters.count; i++) {
+        struct user_cgroup *g = &s->counters.groups[i];
+        struct user_sample *u = g->uid >= p->min_uid ? find_user(ix, snap, g->uid) : NULL;
+        if (u && worth_a_look(p, u))
+            look_closer(s, p, g, u, now, interval);
     }
     /* compute and forbidden programs are watched wherever they run. */
     for (size_t b = 0; b < s->bucket_count; b++) {
@@ -784,10 +934,45 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
         sample_counters(s, p, snap, now, interval, &ix);
     else
         sample_procfs(s, p, snap, now, interval, &ix);
+    /* The command lines asked for above, so that this sample judges
+     * a new program by its argv too. */
+    poll_argv(s, p, ARGV_WAIT_USEC);
     fill_names(s, p, snap);
     add_details(s, p, snap, &ix);
     free(ix.uids);
     free(ix.slots);
+}
+
+void sampler_take_argv(struct sampler *s, const struct policy *p)
+{
+    poll_argv(s, p, 0);
+}
+
+void sampler_fill_argv(struct sampler *s, const struct policy *p, struct snapshot *snap,
+                       const size_t *idx, size_t n, uint64_t wait_usec)
+{
+    size_t asked = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct proc_sample *ps = &snap->procs[idx[i]];
+        const struct tracked_proc *t = lookup(s, ps->pid);
+        if (ps->argv || (t && t->start_time == ps->start_time && t->argv_blocked))
+            continue;
+        if (argv_reader_request(&s->argv, ps->pid, ps->start_time) == 0)
+            asked++;
+    }
+    if (!asked)
+        return;
+    s->argv_snap = snap;
+    poll_argv(s, p, wait_usec);
+    s->argv_snap = NULL;
+}
+
+size_t sampler_take_blocked(struct sampler *s, const struct blocked_argv **out)
+{
+    size_t n = s->blocked_count;
+    *out = s->blocked;
+    s->blocked_count = 0;
+    return n;
 }
 
 /* ---- the full sweep ---- */
@@ -803,16 +988,58 @@ static bool ran_since_sweep(const struct sampler *s, struct tracked_proc *t)
         if (read_runtime(t, &activity) < 0)
             return false; /* gone: the next sample forgets it */
     } else {
-        char buf[STAT_BUF];
         struct proc_stat st;
-        ssize_t n = read_stat(s, t, buf);
-        if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) < 0)
+        if (!read_own_stat(s, t, &st))
             return false;
         activity = st.utime + st.stime;
     }
     bool ran = activity != t->swept_activity;
     t->swept_activity = activity;
     return ran;
+}
+
+/* Where every process is, from the user cgroups' own lists: cheaper than
+ * reading each process's cgroup file, and it finds a process that left
+ * while it slept (holding memory outside, say). */
+static void find_strays(struct sampler *s, uint32_t sweep_generation)
+{
+    counters_discover(&s->counters);
+    for (size_t i = 0; i < s->counters.count; i++) {
+        pid_t *pids;
+        size_t n = counters_pids(&s->counters.groups[i], &pids);
+        for (size_t k = 0; k < n; k++) {
+            struct tracked_proc *t = lookup(s, pids[k]);
+            if (t && t->owner == s->counters.groups[i].uid)
+                t->swept_inside = sweep_generation;
+        }
+        free(pids);
+    }
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+            if (t->ignored)
+                continue;
+            bool left = t->swept_inside != sweep_generation && !t->outside;
+            t->outside = t->swept_inside != sweep_generation;
+            if (left) {
+                t->suspect = true;
+                remember_new(s, t); /* the backend puts it back */
+            }
+        }
+    }
+}
+
+/* Owners follow /etc/subuid: a changed file starts every process over. */
+static void refresh_owners(struct sampler *s)
+{
+    if (subuid_refresh(&s->subuids, SUBUID_PATH) == 0)
+        return;
+    s->subuids_loaded = true;
+    for (size_t b = 0; b < s->bucket_count; b++)
+        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
+            next = t->next;
+            if (subuid_owner(&s->subuids, t->uid) != t->owner)
+                forget(s, t);
+        }
 }
 
 /* One pass over /proc.  The uid is the owner of /proc/PID (one fstatat,
@@ -823,6 +1050,9 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
 {
     uint64_t now = now_boottime_usec();
     s->counters_stale = true;
+    /* Names a directory service could not give last time are asked again. */
+    users_retry_unknown(&s->users);
+    refresh_owners(s);
     bool look_for_execs = !s->events_live || s->rescan;
     s->rescan = false;
     uint32_t sweep_generation = ++s->generation;
@@ -836,15 +1066,20 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
             t = NULL;
         }
         if (!t) {
-            discover(s, p, pid, now, p->sample_interval);
+            t = discover(s, p, pid, now, p->sample_interval);
+            if (t)
+                t->swept_inside = t->outside ? 0 : sweep_generation;
             continue;
         }
         /* Usage is left to the samples, which time their own readings. */
         t->generation = sweep_generation;
-        if (!t->ignored && look_for_execs && ran_since_sweep(s, t))
-            reread_program(s, p, t); /* name, exe and argv: all may be new */
+        if (!t->ignored && look_for_execs && ran_since_sweep(s, t) &&
+            reread_program(s, p, t) < 0)
+            t->generation = 0; /* gone: pruned below */
     }
     prune(s, sweep_generation);
+    if (s->use_counters)
+        find_strays(s, sweep_generation);
 }
 
 size_t sampler_take_new(struct sampler *s, const struct new_proc **procs)
@@ -855,39 +1090,82 @@ size_t sampler_take_new(struct sampler *s, const struct new_proc **procs)
     return n;
 }
 
-static bool in_tree(const struct stop_target *tree, size_t n, pid_t pid)
+/* ---- questions about a person's processes ---- */
+
+struct child_link {
+    pid_t ppid;
+    bool taken;     /* parents read at different moments may make a loop */
+    const struct tracked_proc *t;
+};
+
+static int by_ppid(const void *a, const void *b)
 {
-    for (size_t i = 0; i < n; i++)
-        if (tree[i].pid == pid)
-            return true;
-    return false;
+    const struct child_link *x = a, *y = b;
+    return x->ppid < y->ppid ? -1 : x->ppid > y->ppid;
 }
 
+/* The first link whose parent is ppid, in links sorted by parent. */
+static size_t first_child(const struct child_link *links, size_t n, pid_t ppid)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (links[mid].ppid < ppid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void add_target(struct stop_target **out, size_t *n, size_t *capacity,
+                       const struct tracked_proc *t)
+{
+    *out = grow_array(*out, *n, capacity, sizeof(**out));
+    struct stop_target *x = &(*out)[(*n)++];
+    memset(x, 0, sizeof(*x));
+    x->pid = t->pid;
+    x->start_time = t->start_time;
+    x->uid = t->uid;
+    memcpy(x->comm, t->comm, sizeof(x->comm));
+    copy_string(x->exe, sizeof(x->exe), t->prog && t->prog->exe ? t->prog->exe : "");
+}
+
+/* The person's processes sorted by parent, then a walk down from pid:
+ * each process is looked at once, so a stop of a large tree costs
+ * n log n, not n squared. */
 size_t sampler_process_tree(const struct sampler *s, pid_t pid, uid_t uid,
                             struct stop_target **out)
 {
-    size_t n = 0, capacity = 0;
+    struct child_link *links = NULL;
+    size_t count = 0, capacity = 0, n = 0, out_capacity = 0;
+    const struct tracked_proc *root = NULL;
     *out = NULL;
-    /* Grow the tree until a pass over the table adds nothing: a process
-     * joins when its parent is in the tree. */
-    for (bool grew = true; grew;) {
-        grew = false;
-        for (size_t b = 0; b < s->bucket_count; b++) {
-            for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
-                if (t->ignored || t->uid != uid || t->class == CLASS_EXEMPT ||
-                    (t->pid != pid && !in_tree(*out, n, t->ppid)) || in_tree(*out, n, t->pid))
-                    continue;
-                *out = grow_array(*out, n, &capacity, sizeof(**out));
-                struct stop_target *x = &(*out)[n++];
-                x->pid = t->pid;
-                x->start_time = t->start_time;
-                x->uid = t->uid;
-                memcpy(x->comm, t->comm, sizeof(x->comm));
-                copy_string(x->exe, sizeof(x->exe), t->exe ? t->exe : "");
-                grew = true;
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+            if (t->ignored || t->owner != uid || t->class == CLASS_EXEMPT)
+                continue;
+            if (t->pid == pid)
+                root = t;
+            links = grow_array(links, count, &capacity, sizeof(*links));
+            links[count++] = (struct child_link){t->ppid, t == root, t};
+        }
+    }
+    if (root) {
+        qsort(links, count, sizeof(*links), by_ppid);
+        add_target(out, &n, &out_capacity, root);
+        /* *out doubles as the queue: entries before `next` are done. */
+        for (size_t next = 0; next < n; next++) {
+            pid_t parent = (*out)[next].pid;
+            for (size_t i = first_child(links, count, parent);
+                 i < count && links[i].ppid == parent; i++) {
+                if (!links[i].taken)
+                    add_target(out, &n, &out_capacity, links[i].t);
+                links[i].taken = true;
             }
         }
     }
+    free(links);
     return n;
 }
 
@@ -897,7 +1175,7 @@ size_t sampler_user_pids(const struct sampler *s, uid_t uid, pid_t **out)
     *out = NULL;
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
-            if (t->ignored || t->uid != uid)
+            if (t->ignored || t->owner != uid)
                 continue;
             *out = grow_array(*out, n, &capacity, sizeof(**out));
             (*out)[n++] = t->pid;
@@ -906,13 +1184,25 @@ size_t sampler_user_pids(const struct sampler *s, uid_t uid, pid_t **out)
     return n;
 }
 
+/* A new rule set: every program is judged again, by its executable and
+ * name now and by its command line when that is read again. */
 void sampler_reclassify(struct sampler *s, const struct policy *p)
 {
     users_forget(&s->users);
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
-            if (!t->ignored)
-                classify(p, t);
+            programs_put(&s->programs, t->prog);
+            t->prog = NULL;
+            t->class = CLASS_NONE;
+            t->rule = NULL;
+        }
+    }
+    programs_free(&s->programs);
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
+            next = t->next;
+            if (!t->ignored && reread_program(s, p, t) < 0)
+                forget(s, t);
         }
     }
 }
@@ -928,28 +1218,37 @@ static void raise_fd_limit(void)
     }
 }
 
-int sampler_init(struct sampler *s, const char *proc_root, int counter_version,
-                 const char *cpu_root, const char *memory_root, const char *pids_root)
+int sampler_init(struct sampler *s, const char *proc_root, const struct counter_roots *roots)
 {
     memset(s, 0, sizeof(*s));
     s->proc_root = xstrdup(proc_root);
     s->pressure_path = xasprintf("%s/pressure/memory", proc_root);
     s->proc_dir = opendir(proc_root);
-    if (!s->proc_dir) {
+    char err[256];
+    if (!s->proc_dir || argv_reader_start(&s->argv, proc_root, err, sizeof(err)) < 0) {
+        if (s->proc_dir)
+            closedir(s->proc_dir);
         free(s->proc_root);
+        free(s->pressure_path);
         return -1;
     }
     s->proc_fd = dirfd(s->proc_dir);
     s->hz = sysconf(_SC_CLK_TCK);
     s->page_size = sysconf(_SC_PAGESIZE);
+    struct stat ns;
+    if (fstatat(s->proc_fd, "self/ns/mnt", &ns, 0) == 0) {
+        s->mnt_ns_dev = ns.st_dev;
+        s->mnt_ns_ino = ns.st_ino;
+    }
+    subuid_refresh(&s->subuids, SUBUID_PATH);
+    s->subuids_loaded = true;
     grow_table(s);
     raise_fd_limit();
     s->counters.cpu_root = s->counters.memory_root = s->counters.pids_root = -1;
-    if (counter_version == 0 &&
-        counters_find_host_layout(&counter_version, &cpu_root, &memory_root, &pids_root) < 0)
-        counter_version = -1;
-    if (counter_version > 0 &&
-        counters_open(&s->counters, counter_version, cpu_root, memory_root, pids_root) == 0)
+    struct counter_roots host;
+    if (!roots && counters_find_host_layout(&host) == 0)
+        roots = &host;
+    if (roots && roots->version > 0 && counters_open(&s->counters, roots) == 0)
         s->use_counters = s->counters_stale = true;
     return 0;
 }
@@ -964,11 +1263,15 @@ void sampler_free(struct sampler *s)
     }
     free(s->buckets);
     free(s->new_procs);
+    free(s->blocked);
     pid_marks_free(&s->marks);
     if (s->proc_dir)
         closedir(s->proc_dir);
+    argv_reader_stop(&s->argv);
+    programs_free(&s->programs);
     counters_close(&s->counters);
     users_forget(&s->users);
+    subuid_free(&s->subuids);
     free(s->proc_root);
     free(s->pressure_path);
     memset(s, 0, sizeof(*s));

@@ -15,7 +15,16 @@
  * changes after setuid, new programs after exec (for those that ran).
  * New processes: where the proc connector reports forks, execs, uid
  * changes and exits (sampler_note_event), each sample looks at just those
- * pids; elsewhere each sample lists /proc for pids it does not know. */
+ * pids; elsewhere each sample lists /proc for pids it does not know.
+ *
+ * What a process runs is judged once per program (programs.h), from its
+ * real executable and the first ARGV_KEEP bytes of its command line; the
+ * command line is read by argv_reader (a read of another process's
+ * memory can stall) and not kept.  A process counts for the person who
+ * owns it: subordinate uids of a rootless container count for the owner
+ * of their /etc/subuid range.  With counters, a process outside its
+ * owner's cgroup (cron, at, systemd-run, a delegated subtree) is read
+ * from /proc and added to its owner's totals. */
 #ifndef LOGINGUARD_SAMPLER_H
 #define LOGINGUARD_SAMPLER_H
 
@@ -23,41 +32,47 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "argv_reader.h"
 #include "cgroup_counters.h"
 #include "pidmarks.h"
 #include "policy.h"
 #include "proc_connector.h"
 #include "procfs.h"
+#include "programs.h"
 #include "snapshot.h"
 #include "stopper.h"
+#include "subuid.h"
 #include "users.h"
 
 struct tracked_proc {
     struct tracked_proc *next;  /* hash chain */
     pid_t pid;
     uint64_t start_time;        /* ticks after boot */
-    uid_t uid;
-    bool ignored;               /* below min_uid: never read again until the sweep */
+    uid_t uid;                  /* owner of /proc/PID: checked again before a signal */
+    uid_t owner;                /* whom it counts for: uid, or its subuid range's owner */
+    bool ignored;               /* owner below min_uid: never read again until the sweep */
     /* One descriptor held per process (see hold_descriptor): stat for a
      * multi-threaded process, schedstat for a single-threaded one. */
-    int held_fd;                /* -1 when none is held */
     bool held_is_sched;
+    bool argv_pending;          /* its command line is asked for */
+    bool argv_blocked;          /* reading it stalled: judged without it, not asked again */
+    bool outside;               /* counters: not in its owner's cgroup, read from /proc */
+    bool suspect;               /* left its owner's cgroup once: its place is read every sample */
+    int held_fd;                /* -1 when none is held */
     uint64_t sched_runtime;     /* ns, from schedstat, when it is the held one */
     uint64_t swept_activity;    /* run time or ticks at the last sweep */
     uint64_t ticks;             /* utime + stime when last read */
     uint64_t read_at;           /* boottime usec of that reading */
     uint64_t rss_pages;
-    uint64_t threads;
+    uint32_t threads;
     pid_t ppid, session;
     char comm[COMM_LEN];
-    char *exe;
-    char *argv;                 /* NUL-separated, argv_len bytes */
-    size_t argv_len;
+    const struct program *prog; /* what it runs (shared); NULL when unreadable */
     enum proc_class class;
     const char *rule;
-    bool class_known;           /* classified since the last reload */
     double cpu;                 /* cores over the last interval */
     uint32_t generation;        /* last sample that saw it */
+    uint32_t swept_inside;      /* last sweep that found it in its owner's cgroup */
 };
 
 struct sampler_stats {
@@ -65,6 +80,15 @@ struct sampler_stats {
     uint64_t procs_read;        /* stat reads in the last sample */
     uint64_t users_read;        /* counter reads in the last sample */
     uint64_t held_fds;
+    uint64_t argv_reads;        /* command lines asked for, ever */
+};
+
+/* A process whose command line could not be read in time (its memory
+ * stalls a reader: a FUSE-backed argv, say): for the daemon to report. */
+struct blocked_argv {
+    pid_t pid;
+    uid_t owner;
+    char comm[COMM_LEN];
 };
 
 struct sampler {
@@ -80,6 +104,17 @@ struct sampler {
     bool use_counters;
     struct user_counters counters;
     struct user_cache users;
+    struct program_table programs;
+    struct argv_reader argv;
+    struct subuid_map subuids;
+    bool subuids_loaded;        /* /etc/subuid was read anew (for the daemon to say) */
+    dev_t mnt_ns_dev;           /* the daemon's mount namespace: a process in */
+    ino_t mnt_ns_ino;           /* another one may name paths as it likes */
+    /* Processes of the snapshot being filled in with their command lines
+     * (sampler_fill_argv), while that waits for the answers. */
+    struct snapshot *argv_snap;
+    struct blocked_argv *blocked;
+    size_t blocked_count, blocked_capacity;
     struct sampler_stats stats;
     /* New user processes not yet taken by sampler_take_new. */
     struct new_proc *new_procs;
@@ -95,11 +130,10 @@ struct sampler {
     bool counters_stale, counters_changed;
 };
 
-/* proc_root is "/proc" except in tests.  counter_version 0 means: use
- * the host's per-user cgroups if there are any, else /proc; -1 forces
- * /proc; 1 or 2 uses the given roots (benchmarks and tests). */
-int sampler_init(struct sampler *s, const char *proc_root, int counter_version,
-                 const char *cpu_root, const char *memory_root, const char *pids_root);
+/* proc_root is "/proc" except in tests.  roots NULL: the host's per-user
+ * cgroups if there are any, else /proc; roots->version 0: /proc only;
+ * else the given roots (the cgroupfs backend's, benchmarks, tests). */
+int sampler_init(struct sampler *s, const char *proc_root, const struct counter_roots *roots);
 void sampler_free(struct sampler *s);
 
 /* One sample into snap (cleared first). */
@@ -112,23 +146,41 @@ double sampler_memory_pressure(const char *path);
 /* The full sweep: re-read every known process's uid, comm, exe and argv. */
 void sampler_sweep(struct sampler *s, const struct policy *p);
 
-/* The process pid of user uid and its descendants of the same user, as
- * stop targets (never exempt-class processes: a session's sshd, say).
+/* The process pid of person uid and its descendants of the same person,
+ * as stop targets (never exempt-class processes: a session's sshd, say).
  * Returns how many; *out is malloc'd. */
 size_t sampler_process_tree(const struct sampler *s, pid_t pid, uid_t uid,
                             struct stop_target **out);
 
-/* Every known process of uid (for the terminals a notice goes to).
- * Returns how many; *out is malloc'd. */
+/* Every known process of person uid (for the terminals a notice goes
+ * to).  Returns how many; *out is malloc'd. */
 size_t sampler_user_pids(const struct sampler *s, uid_t uid, pid_t **out);
+
+/* Read the command lines of the snapshot's processes listed in idx (for
+ * events and notices), waiting at most wait_usec for them. */
+void sampler_fill_argv(struct sampler *s, const struct policy *p, struct snapshot *snap,
+                       const size_t *idx, size_t n, uint64_t wait_usec);
+
+/* Command lines that came back between samples (the reader's descriptor,
+ * argv_reader_fd(&s->argv), polled readable, or its deadline passed). */
+void sampler_take_argv(struct sampler *s, const struct policy *p);
+
+/* The backend moved pid into its owner's cgroup. */
+void sampler_adopted(struct sampler *s, pid_t pid);
+
+/* Processes whose command line could not be read in time since the last
+ * call; the array stays the sampler's. */
+size_t sampler_take_blocked(struct sampler *s, const struct blocked_argv **out);
 
 /* User processes first seen since the last call (for the cgroupfs
  * backend, which moves them into their user's cgroup).  The array stays
  * the sampler's. */
 struct new_proc {
     pid_t pid;
-    uid_t uid;
+    uint64_t start_time;
+    uid_t owner;        /* the person whose cgroup it belongs in */
     enum proc_class class;
+    bool outside;       /* counters: it is not in its owner's cgroup */
 };
 size_t sampler_take_new(struct sampler *s, const struct new_proc **procs);
 

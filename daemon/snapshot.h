@@ -40,8 +40,13 @@ struct user_sample {
     uid_t uid;
     char name[64];           /* "" if the uid has no passwd entry */
     bool exempt_group;       /* member of an [exempt] group (resolved at the edge) */
-    double cpu;              /* cores, over the last interval, exempt-class excluded */
-    uint64_t memory;         /* bytes, anon + mapped file, exempt-class excluded */
+    double cpu;              /* cores, over the last interval: everything the user ran */
+    uint64_t memory;         /* bytes, anon + mapped file */
+    /* The part of cpu and memory that exempt-class programs used: known
+     * where the user's processes were read (detailed, or /proc sampling),
+     * else 0.  The engine forgives it up to [classes] exempt_cpu/memory. */
+    double exempt_cpu;
+    uint64_t exempt_memory;
     uint64_t tasks;
     bool detailed;           /* procs below hold all of this user's processes */
 };

@@ -14,30 +14,43 @@
 #include "stopper.h"
 #include "util.h"
 
+/* /proc/PID's owner when it is the process started at start_time, or
+ * (uid_t)-1. */
+static uid_t owner_if_same(const char *proc_root, pid_t pid, uint64_t start_time)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/%d", proc_root, (int)pid);
+    int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (dirfd < 0)
+        return (uid_t)-1;
+    struct stat st;
+    char buf[1024];
+    struct proc_stat ps;
+    uid_t owner = (uid_t)-1;
+    int fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0 && fstat(dirfd, &st) == 0) {
+        ssize_t n = procfs_pread(fd, buf, sizeof(buf));
+        if (n > 0 && procfs_parse_stat(buf, (size_t)n, &ps) == 0 && ps.pid == pid &&
+            ps.start_time == start_time)
+            owner = st.st_uid;
+    }
+    if (fd >= 0)
+        close(fd);
+    close(dirfd);
+    return owner;
+}
+
+bool process_is(const char *proc_root, pid_t pid, uint64_t start_time)
+{
+    return owner_if_same(proc_root, pid, start_time) != (uid_t)-1;
+}
+
 /* Is the process behind pidfd still the one the sampler saw?  Read after
  * the pidfd exists: if /proc/PID still shows the same start time and
  * owner now, the pidfd refers to that process. */
 static bool same_identity(const char *proc_root, const struct stop_target *t)
 {
-    char path[128];
-    snprintf(path, sizeof(path), "%s/%d", proc_root, (int)t->pid);
-    int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    if (dirfd < 0)
-        return false;
-    struct stat st;
-    char buf[1024];
-    struct proc_stat ps;
-    bool same = false;
-    int fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd >= 0 && fstat(dirfd, &st) == 0) {
-        ssize_t n = procfs_pread(fd, buf, sizeof(buf));
-        same = n > 0 && procfs_parse_stat(buf, (size_t)n, &ps) == 0 && ps.pid == t->pid &&
-               ps.start_time == t->start_time && st.st_uid == t->uid;
-    }
-    if (fd >= 0)
-        close(fd);
-    close(dirfd);
-    return same;
+    return owner_if_same(proc_root, t->pid, t->start_time) == t->uid;
 }
 
 enum stop_result stopper_terminate(struct stopper *s, const char *proc_root,

@@ -39,6 +39,10 @@ enum stop_result {
     STOP_FAILED,           /* the kernel refused; errno kept */
 };
 
+/* Whether /proc/PID is still the process that started at start_time
+ * (ticks after boot). */
+bool process_is(const char *proc_root, pid_t pid, uint64_t start_time);
+
 /* proc_root is "/proc" except in tests. */
 enum stop_result stopper_terminate(struct stopper *s, const char *proc_root,
                                    const struct stop_target *t, uint64_t grace_usec,

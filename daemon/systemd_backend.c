@@ -113,6 +113,35 @@ int systemd_build_call(sd_bus *bus, uid_t uid, const struct limits *l, sd_bus_me
     return 0;
 }
 
+int systemd_build_adopt_call(sd_bus *bus, uid_t uid, pid_t pid, uint64_t start_time,
+                             sd_bus_message **out)
+{
+    char scope[96], slice[64], description[128];
+    snprintf(scope, sizeof(scope), "loginguard-%d-%llu.scope", (int)pid,
+             (unsigned long long)start_time);
+    systemd_slice_name(uid, slice, sizeof(slice));
+    snprintf(description, sizeof(description),
+             "uid %lu's process %d, moved into its user's slice by loginguard", (unsigned long)uid,
+             (int)pid);
+    sd_bus_message *m = NULL;
+    *out = NULL;
+    int r = sd_bus_message_new_method_call(bus, &m, SYSTEMD_SERVICE, SYSTEMD_PATH,
+                                           SYSTEMD_MANAGER, "StartTransientUnit");
+    if (r >= 0)
+        r = sd_bus_message_append(m, "ss", scope, "fail");
+    if (r >= 0)
+        r = sd_bus_message_append(m, "a(sv)", 3, "PIDs", "au", 1, (uint32_t)pid, "Slice", "s",
+                                  slice, "Description", "s", description);
+    if (r >= 0)
+        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+    if (r < 0) {
+        sd_bus_message_unref(m);
+        return r;
+    }
+    *out = m;
+    return 0;
+}
+
 int systemd_backend_open(struct systemd_backend *b, char *err, size_t err_len)
 {
     b->bus = NULL;
@@ -137,8 +166,8 @@ void systemd_backend_close(struct systemd_backend *b)
 
 /* What went wrong with the call, and where a common cause is known, what
  * to do about it. */
-static void describe_failure(char *err, size_t err_len, const char *slice, int r,
-                             const sd_bus_error *e)
+static void describe_failure(char *err, size_t err_len, const char *method, const char *slice,
+                             int r, const sd_bus_error *e)
 {
     const char *hint = "";
     if (sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit"))
@@ -152,11 +181,25 @@ static void describe_failure(char *err, size_t err_len, const char *slice, int r
     else if (r == -ECONNRESET || r == -ENOTCONN || r == -EPIPE)
         hint = " (the system bus connection is gone; the backend must be reopened)";
     if (sd_bus_error_is_set(e))
-        snprintf(err, err_len, "SetUnitProperties on %s failed: %s: %s%s", slice, e->name,
+        snprintf(err, err_len, "%s on %s failed: %s: %s%s", method, slice, e->name,
                  e->message ? e->message : strerror(-r), hint);
     else
-        snprintf(err, err_len, "SetUnitProperties on %s failed: %s%s", slice, strerror(-r),
-                 hint);
+        snprintf(err, err_len, "%s on %s failed: %s%s", method, slice, strerror(-r), hint);
+}
+
+/* Send a built call and wait for the answer (bounded). */
+static int send_call(struct systemd_backend *b, sd_bus_message *call, const char *method,
+                     const char *unit, char *err, size_t err_len)
+{
+    sd_bus_message *reply = NULL;
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    int r = sd_bus_call(b->bus, call, CALL_TIMEOUT_USEC, &error, &reply);
+    if (r < 0)
+        describe_failure(err, err_len, method, unit, r, &error);
+    sd_bus_error_free(&error);
+    sd_bus_message_unref(reply);
+    sd_bus_message_unref(call);
+    return r < 0 ? -1 : 0;
 }
 
 int systemd_backend_apply(struct systemd_backend *b, uid_t uid, const struct limits *l,
@@ -169,21 +212,34 @@ int systemd_backend_apply(struct systemd_backend *b, uid_t uid, const struct lim
                                "(systemd_backend_open failed or was not called)", slice);
         return -1;
     }
-    sd_bus_message *call = NULL, *reply = NULL;
-    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message *call = NULL;
     int r = systemd_build_call(b->bus, uid, l, &call);
     if (r < 0) {
         snprintf(err, err_len, "cannot build the SetUnitProperties call for %s: %s", slice,
                  strerror(-r));
         return -1;
     }
-    r = sd_bus_call(b->bus, call, CALL_TIMEOUT_USEC, &error, &reply);
-    if (r < 0)
-        describe_failure(err, err_len, slice, r, &error);
-    sd_bus_error_free(&error);
-    sd_bus_message_unref(reply);
-    sd_bus_message_unref(call);
-    return r < 0 ? -1 : 0;
+    return send_call(b, call, "SetUnitProperties", slice, err, err_len);
+}
+
+int systemd_backend_adopt(struct systemd_backend *b, uid_t uid, pid_t pid, uint64_t start_time,
+                          char *err, size_t err_len)
+{
+    char slice[64];
+    systemd_slice_name(uid, slice, sizeof(slice));
+    if (!b->bus) {
+        snprintf(err, err_len, "cannot move process %d into %s: the systemd backend is not "
+                 "connected", (int)pid, slice);
+        return -1;
+    }
+    sd_bus_message *call = NULL;
+    int r = systemd_build_adopt_call(b->bus, uid, pid, start_time, &call);
+    if (r < 0) {
+        snprintf(err, err_len, "cannot build the StartTransientUnit call for process %d: %s",
+                 (int)pid, strerror(-r));
+        return -1;
+    }
+    return send_call(b, call, "StartTransientUnit", slice, err, err_len);
 }
 
 #else /* !HAVE_SYSTEMD */
@@ -230,6 +286,28 @@ int systemd_backend_apply(struct systemd_backend *b, uid_t uid, const struct lim
     (void)b;
     (void)uid;
     (void)l;
+    snprintf(err, err_len, "%s", NO_SYSTEMD);
+    return -1;
+}
+
+int systemd_build_adopt_call(sd_bus *bus, uid_t uid, pid_t pid, uint64_t start_time,
+                             sd_bus_message **out)
+{
+    (void)bus;
+    (void)uid;
+    (void)pid;
+    (void)start_time;
+    *out = NULL;
+    return -ENOSYS;
+}
+
+int systemd_backend_adopt(struct systemd_backend *b, uid_t uid, pid_t pid, uint64_t start_time,
+                          char *err, size_t err_len)
+{
+    (void)b;
+    (void)uid;
+    (void)pid;
+    (void)start_time;
     snprintf(err, err_len, "%s", NO_SYSTEMD);
     return -1;
 }

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #ifdef HAVE_SYSTEMD
@@ -54,6 +55,21 @@ void systemd_backend_close(struct systemd_backend *b);
  * err filled, including the D-Bus error name and message systemd gave. */
 int systemd_backend_apply(struct systemd_backend *b, uid_t uid, const struct limits *l,
                           char *err, size_t err_len);
+
+/* Move pid, a process of uid that runs outside user-UID.slice (a cron or
+ * at job in cron.service, a systemd-run unit), into a new scope in that
+ * slice, loginguard-PID-START.scope (START: the process's start time, so
+ * a reused pid gets a new name), through StartTransientUnit: systemd
+ * stays the owner of its tree, and the process is limited with its
+ * user.  systemd makes the slice if the user has no session.  Returns 0,
+ * or -1 with err. */
+int systemd_backend_adopt(struct systemd_backend *b, uid_t uid, pid_t pid, uint64_t start_time,
+                          char *err, size_t err_len);
+
+/* The StartTransientUnit call that systemd_backend_adopt sends, built but
+ * not sent.  Returns 0 and a new message in *out, or a negative errno. */
+int systemd_build_adopt_call(sd_bus *bus, uid_t uid, pid_t pid, uint64_t start_time,
+                             sd_bus_message **out);
 
 /* The SetUnitProperties call that systemd_backend_apply sends, built on
  * bus but not sent: arguments "user-UID.slice", runtime = true, and the

@@ -49,6 +49,15 @@ const struct user_info *users_lookup(struct user_cache *c, const struct policy *
     return u;
 }
 
+void users_retry_unknown(struct user_cache *c)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < c->count; i++)
+        if (c->entries[i].name[0])
+            c->entries[kept++] = c->entries[i];
+    c->count = kept;
+}
+
 void users_forget(struct user_cache *c)
 {
     free(c->entries);

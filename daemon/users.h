@@ -22,5 +22,9 @@ struct user_cache {
 
 const struct user_info *users_lookup(struct user_cache *c, const struct policy *p, uid_t uid);
 void users_forget(struct user_cache *c);
+/* Forget the uids that had no name: a directory service (LDAP, sssd)
+ * that was down then is asked again at the next lookup (the sampler
+ * calls this at every sweep). */
+void users_retry_unknown(struct user_cache *c);
 
 #endif

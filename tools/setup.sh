@@ -8,10 +8,10 @@ set -eu
 PACKAGES="
   build-essential autoconf automake libtool libtool-bin pkg-config
   libjansson-dev libcgroup-dev cgroup-tools libsystemd-dev
-  libpam0g-dev libnotify-dev libcmocka-dev
+  libpam0g-dev libnotify-dev libcmocka-dev nettle-dev
   libpam-wrapper libpamtest0-dev pamtester
   python3 python3-dbusmock dbus
-  procps passwd util-linux valgrind
+  procps passwd uidmap util-linux valgrind
 "
 
 missing=""

@@ -1139,8 +1139,10 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
     parent_dir(C_PIDS, parent, pids, sizeof(pids));
     struct sampler s;
     struct snapshot snap = {0};
-    if (sampler_init(&s, "/proc", 1, cpu, ctl[C_MEMORY].found ? mem : NULL,
-                     ctl[C_PIDS].found ? pids : NULL) < 0 ||
+    struct counter_roots roots = {.version = 1, .cpu = cpu,
+                                  .memory = ctl[C_MEMORY].found ? mem : NULL,
+                                  .pids = ctl[C_PIDS].found ? pids : NULL};
+    if (sampler_init(&s, "/proc", &roots) < 0 ||
         !s.use_counters) {
         snprintf(r->why, sizeof(r->why), "sampler_init on %.150s failed", cpu);
         return;

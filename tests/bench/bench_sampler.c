@@ -472,7 +472,8 @@ static void bench_procfs(struct result *r, const struct policy *pol, const pid_t
 {
     struct sampler s;
     struct snapshot snap = {0};
-    if (sampler_init(&s, "/proc", -1, NULL, NULL, NULL) < 0) {
+    struct counter_roots proc_only = {0};
+    if (sampler_init(&s, "/proc", &proc_only) < 0) {
         snprintf(r->why, sizeof(r->why), "sampler_init failed");
         return;
     }
@@ -588,7 +589,9 @@ static void bench_counters(struct result *r, const struct policy *pol, const pid
 
     struct sampler s;
     struct snapshot snap = {0};
-    if (sampler_init(&s, "/proc", 1, ctl[0].base, ctl[1].base, ctl[2].base) < 0 ||
+    struct counter_roots roots = {.version = 1, .cpu = ctl[0].base, .memory = ctl[1].base,
+                                  .pids = ctl[2].base};
+    if (sampler_init(&s, "/proc", &roots) < 0 ||
         !s.use_counters) {
         snprintf(r->cnt_why, sizeof(r->cnt_why), "sampler_init with counters failed");
         return;

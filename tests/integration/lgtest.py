@@ -61,13 +61,20 @@ class TestUsers:
                 subprocess.run(["userdel", entry.pw_name], check=False,
                                stderr=subprocess.DEVNULL)
 
-    def add(self, name, system=False):
-        """A test user: uid 1000 and up, or below 1000 with system."""
+    def add(self, name, system=False, subuids=False):
+        """A test user: uid 1000 and up, or below 1000 with system; with
+        subuids, a range of subordinate uids and gids of their own (which
+        useradd gives where /etc/subuid exists, and usermod otherwise)."""
         assert name.startswith("lgtest")
         subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin"] +
                        (["--system"] if system else ["--key", "UID_MIN=1000"]) + [name],
                        check=True)
         self.names.append(name)
+        if subuids and not subuid_range(name):
+            first = 3000000000 + 65536 * len(self.names)
+            ids = f"{first}-{first + 65535}"
+            subprocess.run(["usermod", "--add-subuids", ids, "--add-subgids", ids, name],
+                           check=True)
         return pwd.getpwnam(name)
 
     def remove_all(self):
@@ -232,6 +239,29 @@ class DaemonTestCase(unittest.TestCase):
 
     def tearDown(self):
         self.procs.stop_all()
+
+
+def subuid_range(name):
+    """(first, count) of name's subordinate uids in /etc/subuid, or None."""
+    try:
+        with open("/etc/subuid") as f:
+            for line in f:
+                fields = line.strip().split(":")
+                if len(fields) == 3 and fields[0] == name:
+                    return int(fields[1]), int(fields[2])
+    except FileNotFoundError:
+        pass
+    return None
+
+
+def process_uid(pid, comm):
+    """The real uid of pid while it runs under the name comm, else None."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            fields = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+    except FileNotFoundError:
+        return None
+    return int(fields["Uid"].split()[0]) if fields.get("Name") == comm else None
 
 
 def iso_to_epoch(text):

@@ -31,6 +31,8 @@ scan_interval = 5s
 min_uid = 1000
 stop_grace = 2s
 rules_dirs = {workdir}/rules.d
+[classes]
+exempt_cpu = 0.2 cores
 [violation]
 cpu = 1 cores
 memory = 150M
@@ -151,29 +153,41 @@ class EnforceMode(lgtest.DaemonTestCase):
         self.assertEqual(killed["signal"], "SIGKILL")
         self.assertEqual(proc.wait(5), -signal.SIGKILL)
 
-    def test_protected_users_and_programs_are_never_touched(self):
+    def test_protected_users_are_never_touched(self):
         exempt_user = self.users.add("lgtestex")
         system_user = self.users.add("lgtestsys", system=True)
-        normal = self.users.add("lgtest5")
-        exempt_prog = lgtest.private_copy(lgtest.SPIN, self.workdir, "exempt-spin")
         hogs = [
             self.procs.start([self.spin, "1"]),                 # root
             self.procs.start([self.spin, "1"], exempt_user),
             self.procs.start([self.spin, "1"], system_user),
-            self.procs.start([exempt_prog, "2"], normal),       # exempt class
         ]
         cgroups_before = {h.pid: lgtest.read(f"/proc/{h.pid}/cgroup") for h in hogs}
         # Observe for longer than flagging takes (window + 2 intervals).
         time.sleep(WINDOW + 4 * SAMPLE)
         for uid in (0, exempt_user.pw_uid, system_user.pw_uid):
             self.assertEqual(self.daemon.find(uid=uid), [], f"an event for protected uid {uid}")
-        self.assertEqual(self.daemon.find(uid=normal.pw_uid, event="violation"), [])
         for h in hogs:
             self.assertTrue(lgtest.alive(h.pid))
             self.assertEqual(lgtest.read(f"/proc/{h.pid}/cgroup"), cgroups_before[h.pid],
                              "a protected process was moved")
         for uid in (0, exempt_user.pw_uid, system_user.pw_uid):
             self.assertFalse(os.path.exists(self.user_dir("cpu", uid)))
+
+    def test_exempt_programs_are_limited_but_never_stopped(self):
+        # An exempt program (sshd, tmux...) shares its user's cgroup and
+        # limits like everything else the user runs; it is never stopped.
+        normal = self.users.add("lgtest5")
+        exempt_prog = lgtest.private_copy(lgtest.SPIN, self.workdir, "exempt-spin")
+        hog = self.procs.start([exempt_prog, "2"], normal)
+        self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=normal.pw_uid)
+        self.daemon.wait_event(5, event="limits_set", uid=normal.pw_uid, level=1)
+        wait_for(lambda: str(hog.pid) in
+                 self.read_knob("cpuacct", normal.pw_uid, "cgroup.procs").split(), 5,
+                 "the exempt program in its user's cgroup")
+        rate = lgtest.cpu_rate(hog.pid, 3)
+        self.assertLess(rate, THROTTLE * 1.2, f"the exempt program used {rate:.2f} cores")
+        self.assertEqual(self.daemon.find(event="process_stopping", uid=normal.pw_uid), [])
+        self.assertTrue(lgtest.alive(hog.pid))
 
 
 class Restart(unittest.TestCase):

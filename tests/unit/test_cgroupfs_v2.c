@@ -318,13 +318,15 @@ static void test_counters_from_the_parent(void **state)
     struct limits l = {0};
     assert_int_equal(cgv2_apply(&cg.v2, UID, &l, err, sizeof(err)), 0);
     write_file("root/svc/lg/user-1001/cpu.stat", "usage_usec 5000000\nuser_usec 1\n");
-    char *cpu, *mem, *pids;
-    assert_int_equal(cgroupfs_counter_roots(&cg, &cpu, &mem, &pids), 2);
-    assert_string_equal(cpu, cg.v2.parent_dir);
-    assert_null(mem);
-    assert_null(pids);
+    struct counter_roots roots;
+    cgroupfs_counter_roots(&cg, &roots);
+    assert_int_equal(roots.version, 2);
+    assert_string_equal(roots.cpu, cg.v2.parent_dir);
+    assert_string_equal(roots.cgroup_path, "/svc/lg");
+    assert_null(roots.memory);
+    assert_null(roots.pids);
     struct user_counters uc;
-    assert_int_equal(counters_open(&uc, 2, cpu, mem, pids), 0);
+    assert_int_equal(counters_open(&uc, &roots), 0);
     counters_discover(&uc);
     assert_int_equal(uc.count, 1);
     assert_int_equal(uc.groups[0].uid, UID);
@@ -332,7 +334,6 @@ static void test_counters_from_the_parent(void **state)
     assert_int_equal(counters_read(&uc, &uc.groups[0], &use), 0);
     assert_int_equal(use.cpu_usec, 5000000);
     counters_close(&uc);
-    free(cpu);
     cgv2_close(&cg.v2);
 }
 

@@ -138,7 +138,8 @@ static int run_as_daemon(const char *run)
     CHECK(write(go, "x", 1) == 1);
 
     /* The sampler's counter: usage_usec of the user's cgroup. */
-    CHECK(counters_open(&uc, 2, c.parent_dir, NULL, NULL) == 0);
+    struct counter_roots roots = {.version = 2, .cpu = c.parent_dir, .cgroup_path = c.parent_path};
+    CHECK(counters_open(&uc, &roots) == 0);
     WAIT_FOR(usage_of(&uc) >= CPU_BURN_NS / 1000);
     CHECK(usage_of(&uc) >= CPU_BURN_NS / 1000);
 

@@ -74,6 +74,8 @@ static void test_shipped_config_is_the_default(void **state)
     assert_int_equal(shipped.stop_grace, builtin.stop_grace);
     assert_true(shipped.compute_cpu == builtin.compute_cpu);
     assert_int_equal(shipped.compute_grace, builtin.compute_grace);
+    assert_true(shipped.exempt_cpu == builtin.exempt_cpu);
+    assert_int_equal(shipped.exempt_memory, builtin.exempt_memory);
     assert_int_equal(shipped.exempt_users.count, 0);
     assert_int_equal(shipped.exempt_groups.count, 0);
     assert_int_equal(shipped.level_count, builtin.level_count);

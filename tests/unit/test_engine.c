@@ -146,10 +146,58 @@ static void test_whole_window_is_flagged(void **state)
     assert_true(d->cpu > 2.49 && d->cpu < 2.51);
     assert_int_equal(d->memory, 1ULL << 30);
     assert_int_equal(d->until, T0 + 10 * SEC + 15 * 60 * SEC);
-    /* Top processes: this user's, highest CPU first, exempt ones left out. */
-    assert_int_equal(d->proc_count, 2);
+    /* Top processes: this user's, highest CPU first, exempt ones too
+     * (the stopper spares them; an event shows them). */
+    assert_int_equal(d->proc_count, 3);
     assert_string_equal(f->snap.procs[d->procs[0]].comm, "sim");
     assert_string_equal(f->snap.procs[d->procs[1]].comm, "helper");
+    assert_string_equal(f->snap.procs[d->procs[2]].comm, "sshd");
+}
+
+/* Exempt programs: up to the allowance their use is forgiven, beyond it
+ * it counts (code loaded into sshd or tmux is still the user's work). */
+static unsigned exempt_run(struct fixture *f, double total, double exempt, uint64_t memory,
+                           uint64_t exempt_memory, unsigned from, unsigned to)
+{
+    for (unsigned t = from; t <= to; t += 2) {
+        begin(f, t);
+        struct user_sample *u = user(f, 1001, "alice", total, memory);
+        u->exempt_cpu = exempt;
+        u->exempt_memory = exempt_memory;
+        if (step(f))
+            return t;
+    }
+    return 0;
+}
+
+static void test_exempt_use_within_the_allowance_is_forgiven(void **state)
+{
+    struct fixture *f = *state;
+    f->policy.exempt_cpu = 1;
+    /* 2.8 cores, 1 of them in sftp-server: 1.8 counts, below 2. */
+    assert_int_equal(exempt_run(f, 2.8, 1.0, 0, 0, 2, 30), 0);
+}
+
+static void test_exempt_use_beyond_the_allowance_counts(void **state)
+{
+    struct fixture *f = *state;
+    f->policy.exempt_cpu = 1;
+    /* 3.2 cores, all in an exempt program (a spinning LD_PRELOAD library
+     * in tmux): 2.2 count, above 2 for the whole window. */
+    assert_int_equal(exempt_run(f, 3.2, 3.2, 0, 0, 2, 30), 10);
+    assert_int_equal(f->out.items[0].kind, DECISION_VIOLATION);
+    assert_true(f->out.items[0].cpu > 2.19 && f->out.items[0].cpu < 2.21);
+}
+
+static void test_exempt_memory_beyond_the_allowance_counts(void **state)
+{
+    struct fixture *f = *state;
+    f->policy.exempt_memory = 1ULL << 30;
+    /* 9 GiB held by an exempt program: 8 count, not above 8 GiB... */
+    assert_int_equal(exempt_run(f, 0, 0, 9ULL << 30, 9ULL << 30, 2, 30), 0);
+    /* ...10 GiB: 9 count, above for a window from 30. */
+    assert_int_equal(exempt_run(f, 0, 0, 10ULL << 30, 10ULL << 30, 32, 50), 40);
+    assert_string_equal(f->out.items[0].reason, "memory");
 }
 
 static void test_levels_rise_to_the_top_and_stay(void **state)
@@ -321,6 +369,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_less_than_window_is_not_flagged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_short_dip_does_not_reset_the_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_whole_window_is_flagged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exempt_use_within_the_allowance_is_forgiven, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_exempt_use_beyond_the_allowance_counts, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_exempt_memory_beyond_the_allowance_counts, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_levels_rise_to_the_top_and_stay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_level_expires_then_decays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_violation, setup, teardown),

@@ -1,0 +1,187 @@
+"""Hostile users hiding their usage, each trick done for real by a real
+test user against the real daemon (enforce mode, cgroupfs backend on this
+machine's cgroups, below the test run's own cgroup):
+
+- code loaded into an exempt program (LD_PRELOAD) still counts;
+- a private mount namespace cannot make a busy loop pass as an exempt
+  program (a bind mount over its path);
+- a process that leaves its user's cgroup through a delegated subtree is
+  counted where it is and put back;
+- a rootless container's subordinate uids count for their owner."""
+
+import os
+import shutil
+import subprocess
+
+import lgtest
+from lgtest import wait_for
+
+SAMPLE = 1.0
+WINDOW = 4.0
+SCAN = 3.0
+THROTTLE = 0.5
+FLAG_TIMEOUT = WINDOW + 2 * SAMPLE + 10
+HELPERS = os.path.join(lgtest.TOP_BUILDDIR, "tests", "helpers")
+
+
+def policy(parent, workdir):
+    return f"""
+[daemon]
+mode = enforce
+backend = cgroupfs
+cgroup_parent = {parent}
+sample_interval = {SAMPLE:g}s
+scan_interval = {SCAN:g}s
+min_uid = 1000
+stop_grace = 2s
+rules_dirs = {workdir}/rules.d
+[classes]
+exempt_cpu = 0.2 cores
+[violation]
+cpu = 1 cores
+memory = 0
+window = {WINDOW:g}s
+memory_pressure = 0
+[level 1]
+name = throttled
+cpu = {THROTTLE} cores
+memory = 0
+stop = no
+duration = 1m
+[notify]
+channels =
+"""
+
+
+def delegated_cgroup(name, user):
+    """A cgroup below this test's own, in each v1 controller, that `user`
+    may move its processes into: a subtree delegated to them."""
+    dirs = []
+    for c in lgtest.V1_CONTROLLERS:
+        own = lgtest.own_cgroup(c)
+        if own is None or not os.path.isdir(f"/sys/fs/cgroup/{c}"):
+            continue
+        path = os.path.normpath(f"/sys/fs/cgroup/{c}{own}/{name}")
+        os.makedirs(path, exist_ok=True)
+        for f in (path, f"{path}/cgroup.procs", f"{path}/tasks"):
+            os.chown(f, user.pw_uid, user.pw_gid)
+        dirs.append(path)
+    return dirs
+
+
+def remove_cgroup_dirs(dirs):
+    for d in dirs:
+        if os.path.isdir(d):
+            wait_for(lambda: not lgtest.read(f"{d}/cgroup.procs").strip(), 10, f"{d} to empty")
+            os.rmdir(d)
+
+
+class Evasion(lgtest.DaemonTestCase):
+    @classmethod
+    def policy(cls):
+        return policy(cls.parent, cls.workdir)
+
+    @classmethod
+    def daemon_rules(cls):
+        return [{"name": "test-exempt-sleep", "class": "exempt",
+                 "exe": f"{cls.workdir}/exempt-sleep"},
+                {"name": "test-exempt-prog", "class": "exempt",
+                 "exe": f"{cls.workdir}/exempt-prog"}]
+
+    @classmethod
+    def prepare(cls):
+        lgtest.private_copy("/usr/bin/sleep", cls.workdir, "exempt-sleep")
+        lgtest.private_copy("/usr/bin/sleep", cls.workdir, "exempt-prog")
+        cls.libspin = lgtest.private_copy(os.path.join(HELPERS, ".libs", "libspin.so"),
+                                          cls.workdir, "libspin.so")
+
+    def user_cgroup_procs(self, uid):
+        path = os.path.join(lgtest.cgroup_dirs(self.parent)["cpuacct"], f"user-{uid}",
+                            "cgroup.procs")
+        return lgtest.read(path).split() if os.path.exists(path) else []
+
+    def test_code_loaded_into_an_exempt_program_counts(self):
+        user = self.users.add("lgtest11")
+        proc = self.procs.start(["env", f"LD_PRELOAD={self.libspin}", "LGSPIN_THREADS=2",
+                                 f"{self.workdir}/exempt-sleep", "600"], user)
+        event = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
+        top = event["processes"][0]
+        self.assertEqual(top["pid"], proc.pid)
+        self.assertEqual(top["class"], "exempt")
+        self.assertGreater(event["usage"]["cpu_cores"], 1.0)
+        # Limited with its user (it is in the user's cgroup), never stopped.
+        self.daemon.wait_event(5, event="limits_set", uid=user.pw_uid, level=1)
+        self.assertIn(str(proc.pid), self.user_cgroup_procs(user.pw_uid))
+        rate = lgtest.cpu_rate(proc.pid, 3)
+        self.assertLess(rate, THROTTLE * 1.2, f"the exempt program used {rate:.2f} cores")
+        self.assertTrue(lgtest.alive(proc.pid))
+
+    def test_a_private_mount_namespace_cannot_make_a_program_exempt(self):
+        user = self.users.add("lgtest12")
+        exempt = f"{self.workdir}/exempt-prog"
+        # In the user's own mount namespace the busy loop sits at the exempt
+        # program's path: /proc/PID/exe reads that path.
+        proc = self.procs.start(["unshare", "-Urm", "sh", "-c",
+                                 f"mount --bind {self.spin} {exempt} && exec {exempt} 2"],
+                                user)
+        event = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
+        top = event["processes"][0]
+        self.assertEqual(top["pid"], proc.pid)
+        self.assertEqual(top["exe"], exempt)
+        self.assertEqual(top["class"], "none")
+        self.assertGreater(event["usage"]["cpu_cores"], 1.5)
+
+    def test_a_process_that_leaves_its_cgroup_is_put_back(self):
+        user = self.users.add("lgtest13")
+        dirs = delegated_cgroup(f"lgtest-deleg-{os.getpid()}-13", user)
+        try:
+            hog = self.procs.start([self.spin, "1", "0.1"], user)
+            wait_for(lambda: str(hog.pid) in self.user_cgroup_procs(user.pw_uid), 5,
+                     "the process in its user's cgroup")
+            # The user moves it into the subtree delegated to them.
+            moves = "; ".join(f"echo {hog.pid} > {d}/cgroup.procs" for d in dirs)
+            self.procs.start(["sh", "-c", moves], user).wait(5)
+            self.assertNotIn(str(hog.pid), self.user_cgroup_procs(user.pw_uid))
+            wait_for(lambda: str(hog.pid) in self.user_cgroup_procs(user.pw_uid),
+                     SCAN + 2 * SAMPLE + 2, "the process put back in its user's cgroup")
+        finally:
+            self.procs.stop_all()
+            remove_cgroup_dirs(dirs)
+
+    def test_a_process_that_keeps_leaving_its_cgroup_still_counts(self):
+        user = self.users.add("lgtest14")
+        dirs = delegated_cgroup(f"lgtest-deleg-{os.getpid()}-14", user)
+        try:
+            hog = self.procs.start([self.spin, "2"], user)
+            moves = "; ".join(f"echo {hog.pid} > {d}/cgroup.procs" for d in dirs)
+            # Two busy threads that step out of the user's cgroup every
+            # 100 ms, whatever puts them back.
+            self.procs.start(["sh", "-c", f"while kill -0 {hog.pid}; do {moves}; sleep 0.1; done"],
+                             user)
+            event = self.daemon.wait_event(FLAG_TIMEOUT + SCAN, event="violation",
+                                           uid=user.pw_uid)
+            self.assertGreater(event["usage"]["cpu_cores"], 1.0)
+        finally:
+            self.procs.stop_all()
+            remove_cgroup_dirs(dirs)
+
+    def test_a_rootless_container_counts_for_its_owner(self):
+        mark = self.daemon.mark()
+        user = self.users.add("lgtest15", subuids=True)
+        first, count = lgtest.subuid_range(user.pw_name)
+        # The daemon reads /etc/subuid again when it changes (at a sweep).
+        self.daemon.wait_event(SCAN + 2, after=mark, event="subuids_loaded")
+        # uid 1 inside the user namespace is the first subordinate uid.
+        proc = self.procs.start(["unshare", "--user", "--map-auto", "--map-root-user", "--",
+                                 "setpriv", "--reuid=1", "--regid=1", "--clear-groups", "--",
+                                 self.spin, "2"], user)
+        wait_for(lambda: lgtest.process_uid(proc.pid, "spin") == first, 5,
+                 "the busy loop under the first subordinate uid")
+        event = self.daemon.wait_event(FLAG_TIMEOUT + SCAN, event="violation", uid=user.pw_uid)
+        self.assertEqual(event["user"], user.pw_name)
+        self.assertGreater(event["usage"]["cpu_cores"], 1.5)
+        self.assertEqual(self.daemon.find(uid=first, event="violation"), [])
+
+
+if __name__ == "__main__":
+    lgtest.run_tests()

@@ -22,6 +22,7 @@ static int sd_notify(int unset, const char *state)
 #include "actions.h"
 #include "configfile.h"
 #include "daemon.h"
+#include "instance_lock.h"
 #include "notify.h"
 #include "state.h"
 #include "util.h"
@@ -50,8 +51,19 @@ int daemon_load_policy(struct daemon *d, struct policy *out, bool report)
 static void say(struct daemon *d, int priority, const char *message)
 {
     syslog(priority, "%s", message);
-    if (d->opt.foreground)
+    if (d->opt.foreground || !d->started)
         fprintf(stderr, "loginguardd: %s\n", message);
+}
+
+int daemon_lock_state(struct daemon *d)
+{
+    char err[600];
+    /* /var/lib/loginguard after an install that did not make it. */
+    mkdir(d->policy.state_dir, 0700);
+    d->state_lock = instance_lock(d->policy.state_dir, "state directory", err, sizeof(err));
+    if (d->state_lock < 0)
+        say(d, LOG_ERR, err);
+    return d->state_lock < 0 ? -1 : 0;
 }
 
 /* The event log's directory is made if missing: /var/log/loginguard
@@ -119,8 +131,6 @@ static void stop_enforcing(struct daemon *d)
 static void restore_state(struct daemon *d)
 {
     char moved[512] = "", err[1024] = "";
-    /* /var/lib/loginguard after an install that did not make it. */
-    mkdir(d->policy.state_dir, 0700);
     switch (state_load(d->policy.state_dir, &d->engine, now_realtime_usec(), moved, sizeof(moved),
                        err, sizeof(err))) {
     case STATE_MOVED_ASIDE: /* err names the file, the reason and where it went */
@@ -194,6 +204,15 @@ int daemon_start(struct daemon *d)
 {
     d->started = true;
     d->connector.fd = -1;
+    /* The lock taken before the fork names the parent, which is gone:
+     * the daemon takes it again as itself. */
+    if (d->daemonized) {
+        close(d->state_lock);
+        if (daemon_lock_state(d) < 0) {
+            policy_free(&d->policy);
+            return -1;
+        }
+    }
     if (!d->events.host[0])
         gethostname(d->events.host, sizeof(d->events.host) - 1);
     open_event_log(d, d->policy.event_log);
@@ -429,4 +448,6 @@ void daemon_finish(struct daemon *d)
     notice_rate_free(&d->notice_rate);
     sampler_free(&d->sampler);
     policy_free(&d->policy);
+    if (d->state_lock >= 0)
+        close(d->state_lock);
 }

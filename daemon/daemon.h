@@ -27,6 +27,8 @@ struct options {
 struct daemon {
     struct options opt;
     bool started;          /* past start-up: errors go to syslog only */
+    bool daemonized;       /* forked away from the terminal that started it */
+    int state_lock;        /* holds the lock on state_dir: one daemon a node */
     struct policy policy;
     struct engine_state engine;
     struct sampler sampler;
@@ -48,6 +50,8 @@ extern volatile sig_atomic_t stop_requested;
 extern volatile sig_atomic_t reload_requested;
 
 int daemon_load_policy(struct daemon *d, struct policy *out, bool report);
+/* Lock the state directory (made if missing); -1 after saying why. */
+int daemon_lock_state(struct daemon *d);
 int daemon_start(struct daemon *d);
 void daemon_run(struct daemon *d);
 void daemon_reload(struct daemon *d);

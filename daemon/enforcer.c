@@ -7,17 +7,37 @@
 #include <unistd.h>
 
 #include "enforcer.h"
+#include "instance_lock.h"
 #include "util.h"
+
+/* The directory of the cgroups this backend writes. */
+static const char *written_cgroups(struct enforcer *e)
+{
+    if (e->backend == BACKEND_SYSTEMD)
+        return "/sys/fs/cgroup/user.slice";
+    struct counter_roots roots;
+    cgroupfs_counter_roots(&e->cgroupfs, &roots);
+    return roots.cpu;
+}
 
 int enforcer_open(struct enforcer *e, const struct policy *p, char *err, size_t err_len)
 {
     memset(e, 0, sizeof(*e));
+    e->lock_fd = -1;
     e->backend = p->backend;
     if (e->backend == BACKEND_AUTO)
         e->backend = systemd_backend_available() ? BACKEND_SYSTEMD : BACKEND_CGROUPFS;
-    if (e->backend == BACKEND_SYSTEMD)
-        return systemd_backend_open(&e->systemd, err, err_len);
-    return cgroupfs_open(&e->cgroupfs, p->cgroup_parent, err, err_len);
+    int rc = e->backend == BACKEND_SYSTEMD
+                 ? systemd_backend_open(&e->systemd, err, err_len)
+                 : cgroupfs_open(&e->cgroupfs, p->cgroup_parent, err, err_len);
+    if (rc == 0) {
+        e->lock_fd = instance_lock(written_cgroups(e), "cgroups", err, err_len);
+        if (e->lock_fd < 0) {
+            enforcer_close(e, false);
+            return -1;
+        }
+    }
+    return rc;
 }
 
 static size_t applied_position(const struct enforcer *e, uid_t uid)
@@ -126,10 +146,13 @@ void enforcer_close(struct enforcer *e, bool release)
     for (size_t i = 0; release && i < e->count; i++)
         backend_apply(e, e->applied[i].uid, &none, err, sizeof(err));
     stopper_free(&e->stopper);
+    if (e->lock_fd >= 0)
+        close(e->lock_fd);
     if (e->backend == BACKEND_SYSTEMD)
         systemd_backend_close(&e->systemd);
     else
         cgroupfs_close(&e->cgroupfs);
     free(e->applied);
     memset(e, 0, sizeof(*e));
+    e->lock_fd = -1;
 }

@@ -24,6 +24,7 @@ struct applied_limits {
 
 struct enforcer {
     enum backend backend;   /* SYSTEMD or CGROUPFS once open */
+    int lock_fd;            /* the lock on the cgroups written: one daemon a node */
     struct cgroupfs cgroupfs;
     struct systemd_backend systemd;
     struct applied_limits *applied;

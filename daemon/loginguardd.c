@@ -122,7 +122,7 @@ static int check_config(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-    static struct daemon d;
+    static struct daemon d = {.state_lock = -1};
     if (parse_options(argc, argv, &d.opt) < 0)
         return 2;
     if (d.opt.check_only)
@@ -135,8 +135,12 @@ int main(int argc, char **argv)
     }
     if (daemon_load_policy(&d, &d.policy, true) < 0)
         return 1;
+    /* A second instance says so on the terminal that started it. */
+    if (daemon_lock_state(&d) < 0)
+        return 1;
     /* Under systemd (Type=notify) or with --foreground, stay attached. */
-    if (!d.opt.foreground && !getenv("NOTIFY_SOCKET") && daemon(0, 0) < 0) {
+    d.daemonized = !d.opt.foreground && !getenv("NOTIFY_SOCKET");
+    if (d.daemonized && daemon(0, 0) < 0) {
         perror("loginguardd: daemon");
         return 1;
     }

@@ -63,5 +63,44 @@ class OneInstance(lgtest.DaemonTestCase):
             shutil.rmtree(other, ignore_errors=True)
 
 
+def hostile_argv():
+    """36 KiB of arguments on which glibc's regexec is quadratic for a
+    shipped rule (python-training-script), about 0.3 s a match."""
+    return ["_train" * 6000]
+
+
+class RenameStorm(lgtest.DaemonTestCase):
+    """Processes that rename themselves four times a second, with long
+    hostile command lines, must not slow the daemon for anyone else."""
+
+    @classmethod
+    def policy(cls):
+        return policy(cls.parent, cls.workdir).replace(
+            f"rules_dirs = {cls.workdir}/rules.d",
+            f"rules_dirs = {cls.workdir}/rules.d, {lgtest.SHIPPED_RULES}")
+
+    @classmethod
+    def daemon_rules(cls):
+        return [{"name": "test-miner", "class": "forbidden", "comm": "lgminer"}]
+
+    def test_a_forbidden_program_is_stopped_in_time_during_a_rename_storm(self):
+        storm = self.users.add("lgtest31")
+        other = self.users.add("lgtest32")
+        renamer = lgtest.private_copy(os.path.join(lgtest.TOP_BUILDDIR, "tests", "helpers",
+                                                   "renamer"), self.workdir, "renamer")
+        storm_pids = [self.procs.start([renamer, "250", "python3", "python3x"] + hostile_argv(),
+                                       storm).pid for _ in range(10)]
+        lgtest.wait_for(lambda: all(lgtest.read(f"/proc/{p}/comm").strip() == "python3x"
+                                    for p in storm_pids), 5, "the storm to be under way")
+        miner = lgtest.private_copy(lgtest.SPIN, self.workdir, "lgminer")
+        started = time.time()
+        proc = self.procs.start([miner, "1", "0.05"], other)
+        stopping = self.daemon.wait_event(15, event="process_stopping", uid=other.pw_uid)
+        self.assertEqual(stopping["process"]["pid"], proc.pid)
+        delay = lgtest.iso_to_epoch(stopping["time"]) - started
+        self.assertLessEqual(delay, 2 * SAMPLE + 0.5,
+                             f"stopped {delay:.1f}s after it started, during the storm")
+
+
 if __name__ == "__main__":
     lgtest.run_tests()

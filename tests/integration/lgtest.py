@@ -61,13 +61,15 @@ class TestUsers:
                 subprocess.run(["userdel", entry.pw_name], check=False,
                                stderr=subprocess.DEVNULL)
 
-    def add(self, name, system=False, subuids=False):
-        """A test user: uid 1000 and up, or below 1000 with system; with
-        subuids, a range of subordinate uids and gids of their own (which
-        useradd gives where /etc/subuid exists, and usermod otherwise)."""
+    def add(self, name, system=False, subuids=False, uid=None):
+        """A test user: uid 1000 and up, or below 1000 with system, or the
+        uid given; with subuids, a range of subordinate uids and gids of
+        their own (which useradd gives where /etc/subuid exists, and
+        usermod otherwise)."""
         assert name.startswith("lgtest")
         subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin"] +
-                       (["--system"] if system else ["--key", "UID_MIN=1000"]) + [name],
+                       (["--system"] if system else ["--key", "UID_MIN=1000"]) +
+                       (["--uid", str(uid)] if uid is not None else []) + [name],
                        check=True)
         self.names.append(name)
         if subuids and not subuid_range(name):
@@ -239,6 +241,22 @@ class DaemonTestCase(unittest.TestCase):
 
     def tearDown(self):
         self.procs.stop_all()
+
+
+class Account:
+    """A uid (and gid) with no passwd entry, to run processes as."""
+
+    def __init__(self, uid):
+        self.pw_uid = self.pw_gid = uid
+        self.pw_name = None
+
+
+def uid_taken(uid):
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
 
 
 def subuid_range(name):

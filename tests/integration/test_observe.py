@@ -106,6 +106,20 @@ class ObserveMode(lgtest.DaemonTestCase):
         for name in ("limits_set", "process_stopping", "process_killed"):
             self.assertEqual(self.daemon.find(event=name), [])
 
+    def test_a_name_the_directory_did_not_know_is_asked_again(self):
+        # A uid the directory cannot name (as during an LDAP or sssd
+        # outage): events say null, and the name once it can be had.
+        uid = next(u for u in range(41000, 42000) if not lgtest.uid_taken(u))
+        nameless = lgtest.Account(uid)
+        self.procs.start([self.spin, "2"], nameless)
+        first = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=uid)
+        self.assertIsNone(first["user"])
+        self.users.add("lgtest8", uid=uid)
+        # The next window's violation, after a sweep, carries the name.
+        named = self.daemon.wait_event(FLAG_TIMEOUT + 5, event="violation", uid=uid,
+                                       user="lgtest8")
+        self.assertGreater(named["level_after"], first["level_after"])
+
     def test_idle_user_and_root_are_never_flagged(self):
         idle = self.users.add("lgtest4")
         self.procs.start(["sleep", "600"], idle)

@@ -190,6 +190,17 @@ notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
             return f.read()
 
 
+def enforcing(parent, workdir, **keys):
+    """The [daemon] section of a test policy in enforce mode with the
+    cgroupfs backend, below this test's own cgroup; keys add to it or
+    override its defaults (sample_interval="2s", say)."""
+    daemon = {"mode": "enforce", "backend": "cgroupfs", "cgroup_parent": parent,
+              "sample_interval": "1s", "scan_interval": "5s", "min_uid": "1000",
+              "stop_grace": "2s", "rules_dirs": f"{workdir}/rules.d"}
+    daemon.update(keys)
+    return "\n[daemon]\n" + "".join(f"{k} = {v}\n" for k, v in daemon.items())
+
+
 def write_rules(workdir, rules):
     """Rule objects as workdir/rules.d/test.rules (JSON lines)."""
     os.makedirs(f"{workdir}/rules.d", exist_ok=True)

@@ -21,17 +21,8 @@ SLEEP_BEFORE_EXEC = 2.5   # the shell is seen (as sh) before it execs
 def policy(parent, workdir, connector, scan):
     # [violation] cpu well above what the light miner uses: nothing about
     # its usage makes the daemon look at its user's processes.
-    return f"""
-[daemon]
-mode = enforce
-backend = cgroupfs
-cgroup_parent = {parent}
-sample_interval = {SAMPLE:g}s
-scan_interval = {scan}
-proc_connector = {connector}
-min_uid = 1000
-stop_grace = 2s
-rules_dirs = {workdir}/rules.d
+    return lgtest.enforcing(parent, workdir, scan_interval=scan,
+                            proc_connector=connector) + """
 [violation]
 cpu = 4 cores
 memory = 0

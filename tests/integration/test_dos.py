@@ -13,17 +13,11 @@ from lgtest import Daemon
 SAMPLE = 1.0
 
 
-def policy(parent, workdir, state_dir=None):
-    return f"""
-[daemon]
-mode = enforce
-backend = cgroupfs
-cgroup_parent = {parent}
-sample_interval = {SAMPLE:g}s
-scan_interval = 5s
-min_uid = 1000
-rules_dirs = {workdir}/rules.d
-{f"state_dir = {state_dir}" if state_dir else ""}
+def policy(parent, workdir, rules_dirs=None, state_dir=None):
+    keys = {"rules_dirs": rules_dirs} if rules_dirs else {}
+    if state_dir:
+        keys["state_dir"] = state_dir
+    return lgtest.enforcing(parent, workdir, **keys) + """
 [notify]
 channels =
 """
@@ -75,9 +69,8 @@ class RenameStorm(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return policy(cls.parent, cls.workdir).replace(
-            f"rules_dirs = {cls.workdir}/rules.d",
-            f"rules_dirs = {cls.workdir}/rules.d, {lgtest.SHIPPED_RULES}")
+        return policy(cls.parent, cls.workdir,
+                      rules_dirs=f"{cls.workdir}/rules.d, {lgtest.SHIPPED_RULES}")
 
     @classmethod
     def daemon_rules(cls):

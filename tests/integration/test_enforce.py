@@ -21,16 +21,7 @@ FLAG_TIMEOUT = WINDOW + 2 * SAMPLE + 10
 
 
 def policy(parent, workdir):
-    return f"""
-[daemon]
-mode = enforce
-backend = cgroupfs
-cgroup_parent = {parent}
-sample_interval = {SAMPLE:g}s
-scan_interval = 5s
-min_uid = 1000
-stop_grace = 2s
-rules_dirs = {workdir}/rules.d
+    return lgtest.enforcing(parent, workdir) + f"""
 [classes]
 exempt_cpu = 0.2 cores
 [violation]

@@ -25,16 +25,7 @@ HELPERS = os.path.join(lgtest.TOP_BUILDDIR, "tests", "helpers")
 
 
 def policy(parent, workdir):
-    return f"""
-[daemon]
-mode = enforce
-backend = cgroupfs
-cgroup_parent = {parent}
-sample_interval = {SAMPLE:g}s
-scan_interval = {SCAN:g}s
-min_uid = 1000
-stop_grace = 2s
-rules_dirs = {workdir}/rules.d
+    return lgtest.enforcing(parent, workdir, scan_interval=f"{SCAN:g}s") + f"""
 [classes]
 exempt_cpu = 0.2 cores
 [violation]

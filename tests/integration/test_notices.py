@@ -24,15 +24,7 @@ HOSTILE_ARGS = ["a b", "it's", '"q"', "$(touch /tmp/lgtest-owned)", "`id`", "x\n
 
 
 def policy(parent, workdir):
-    return f"""
-[daemon]
-mode = enforce
-backend = cgroupfs
-cgroup_parent = {parent}
-sample_interval = {SAMPLE:g}s
-scan_interval = 5s
-stop_grace = 1s
-rules_dirs = {workdir}/rules.d
+    return lgtest.enforcing(parent, workdir, stop_grace="1s") + f"""
 [violation]
 cpu = 1 cores
 memory = 0

@@ -27,9 +27,13 @@ void sha256_hex(const void *data, size_t len, char out[65])
 static void program_key(const struct program_facts *f, uint8_t key[32])
 {
     struct sha256_ctx ctx;
-    uint8_t flags[2] = {f->exe != NULL, f->exe_trusted};
+    uint8_t flags[3] = {f->exe != NULL, f->exe_trusted, f->exe_file_known};
     sha256_init(&ctx);
     sha256_update(&ctx, sizeof(flags), flags);
+    if (!f->exe_trusted && f->exe_file_known) {
+        uint64_t file[2] = {(uint64_t)f->exe_dev, (uint64_t)f->exe_ino};
+        sha256_update(&ctx, sizeof(file), (const uint8_t *)file);
+    }
     if (f->exe)
         sha256_update(&ctx, strlen(f->exe) + 1, (const uint8_t *)f->exe);
     if (f->argv && f->argv_sha256 && f->argv_sha256[0])
@@ -69,7 +73,7 @@ static void grow(struct program_table *t)
 static char *rule_path(const struct program_facts *f)
 {
     static const char deleted[] = " (deleted)";
-    if (!f->exe || !f->exe_trusted)
+    if (!f->exe)
         return NULL;
     char *exe = xstrdup(f->exe);
     size_t n = strlen(exe), d = sizeof(deleted) - 1;
@@ -104,9 +108,14 @@ static struct program *judge(const struct rule_set *rules, const struct program_
         copy_string(p->argv_sha256, sizeof(p->argv_sha256), f->argv_sha256);
     char *exe = rule_path(f);
     char *cmdline = rule_cmdline(f);
-    for (size_t i = 0; i < rules->count; i++)
-        if (rule_matches_program(&rules->rules[i], exe, cmdline))
+    for (size_t i = 0; i < rules->count; i++) {
+        const struct rule *r = &rules->rules[i];
+        bool exe_ok = f->exe_trusted || !r->exe
+                          ? rule_matches_exe(r, exe)
+                          : f->exe_file_known && rule_names_file(r, f->exe_dev, f->exe_ino);
+        if (exe_ok && rule_matches_argv(r, cmdline))
             p->matches[i / BITS] |= UINT64_C(1) << (i % BITS);
+    }
     free(exe);
     free(cmdline);
     return p;

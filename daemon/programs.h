@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "rules.h"
 
@@ -28,7 +29,7 @@ struct program {
     struct program *next;   /* hash chain */
     uint8_t key[32];        /* SHA-256 of everything below that tells entries apart */
     char *exe;              /* at most EXE_SHOWN bytes of the path; NULL when unreadable */
-    bool exe_trusted;       /* the path names the very file the process runs */
+    bool exe_trusted;       /* the path means what it says (the daemon's namespace) */
     bool argv_known;        /* false: the command line is not read (yet, or it could not be) */
     size_t argv_total;      /* bytes in the whole command line */
     char argv_sha256[65];   /* hex digest of the whole command line; "" unknown */
@@ -42,14 +43,19 @@ struct program_table {
 };
 
 /* What a process was seen to run.  exe is the path /proc/PID/exe gave
- * (NULL when unreadable), exe_trusted whether that path means, in the
- * daemon's mount namespace, the file the process runs: an untrusted path
- * matches no rule's "exe" (a user's private namespace can put any program
- * at /usr/sbin/sshd).  argv is the first argv_len bytes of the command
- * line, NUL-separated (NULL when unknown). */
+ * (NULL when unreadable); exe_trusted whether the process is in the
+ * daemon's mount namespace, where that path means what it says.  In
+ * another one (a user's private namespace can put any program at
+ * /usr/sbin/sshd) a rule's exe matches only where it names, as a plain
+ * path, the very file the process runs: exe_dev and exe_ino, when
+ * exe_file_known.  argv is the first argv_len bytes of the command line,
+ * NUL-separated (NULL when unknown). */
 struct program_facts {
     const char *exe;
     bool exe_trusted;
+    bool exe_file_known;
+    dev_t exe_dev;
+    ino_t exe_ino;
     const char *argv;
     size_t argv_len;
     size_t argv_total;

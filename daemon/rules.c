@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "files.h"
 #include "rules.h"
@@ -214,6 +215,14 @@ static int parse_rule(const struct rule_set *set, const char *text, struct rule 
         goto out;
     r->name = xstrdup(name);
     r->exe = exe ? xstrdup(exe) : NULL;
+    /* The file a plain path names now, for processes in another mount
+     * namespace, whose paths cannot be believed (see programs.h). */
+    struct stat st;
+    if (exe && !strpbrk(exe, "*?[") && stat(exe, &st) == 0) {
+        r->exe_is_file = true;
+        r->exe_dev = st.st_dev;
+        r->exe_ino = st.st_ino;
+    }
     r->comm = comm ? xstrdup(comm) : NULL;
     r->origin = xasprintf("%s:%u", file, line);
     rc = 0;
@@ -267,13 +276,19 @@ int rules_load_dirs(struct rule_set *set, char *const *dirs, size_t dir_count,
     return (int)(errs->count - before);
 }
 
-bool rule_matches_program(const struct rule *r, const char *exe, const char *cmdline)
+bool rule_matches_exe(const struct rule *r, const char *exe)
 {
-    if (r->exe && (!exe || fnmatch(r->exe, exe, 0) != 0))
-        return false;
-    if (r->argv_text && (!cmdline || regexec(&r->argv, cmdline, 0, NULL, 0) != 0))
-        return false;
-    return true;
+    return !r->exe || (exe && fnmatch(r->exe, exe, 0) == 0);
+}
+
+bool rule_matches_argv(const struct rule *r, const char *cmdline)
+{
+    return !r->argv_text || (cmdline && regexec(&r->argv, cmdline, 0, NULL, 0) == 0);
+}
+
+bool rule_names_file(const struct rule *r, dev_t dev, ino_t ino)
+{
+    return r->exe_is_file && r->exe_dev == dev && r->exe_ino == ino;
 }
 
 bool rule_matches_comm(const struct rule *r, const char *comm)
@@ -283,7 +298,8 @@ bool rule_matches_comm(const struct rule *r, const char *comm)
 
 static bool rule_matches(const struct rule *r, const struct proc_identity *id)
 {
-    return rule_matches_comm(r, id->comm) && rule_matches_program(r, id->exe, id->cmdline);
+    return rule_matches_exe(r, id->exe) && rule_matches_comm(r, id->comm) &&
+           rule_matches_argv(r, id->cmdline);
 }
 
 const struct rule *rules_classify(const struct rule_set *set, const struct proc_identity *id)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "errors.h"
 
@@ -18,6 +19,9 @@ struct rule {
     char *name;
     enum proc_class class;
     char *exe;        /* fnmatch glob on /proc/PID/exe, or NULL */
+    bool exe_is_file; /* exe names one file (no glob): its identity at load */
+    dev_t exe_dev;
+    ino_t exe_ino;
     char *comm;       /* fnmatch glob on comm, or NULL */
     char *argv_text;  /* the regex as written, or NULL */
     regex_t argv;     /* compiled when argv_text != NULL */
@@ -50,11 +54,15 @@ void rules_free(struct rule_set *set);
 /* The most severe matching rule, or NULL (class CLASS_NONE). */
 const struct rule *rules_classify(const struct rule_set *set, const struct proc_identity *id);
 
-/* A rule's parts apart: what a process runs (exe and argv: NULL is
- * unknown and matches no pattern) and what it is called (comm).  A rule
- * matches when both do. */
-bool rule_matches_program(const struct rule *r, const char *exe, const char *cmdline);
+/* A rule's parts apart: its exe, argv and comm patterns (NULL is
+ * unknown and matches no pattern; a rule without the part matches).  A
+ * rule matches when all three do. */
+bool rule_matches_exe(const struct rule *r, const char *exe);
+bool rule_matches_argv(const struct rule *r, const char *cmdline);
 bool rule_matches_comm(const struct rule *r, const char *comm);
+/* Whether the rule's exe names the very file (dev, ino), as it was when
+ * the rules were loaded: for a process whose path cannot be believed. */
+bool rule_names_file(const struct rule *r, dev_t dev, ino_t ino);
 
 const char *class_name(enum proc_class c);
 

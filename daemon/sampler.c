@@ -2,11 +2,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "sampler.h"
@@ -203,17 +205,23 @@ static char *read_exe(int dirfd)
 /* /proc/PID/exe names the file as the process sees it, in its own mount
  * namespace, where a user may bind any program over /usr/sbin/sshd
  * (unshare -Urm).  The path means what it says where the namespace is
- * the daemon's, or where the path names, for us too, the very file the
- * process runs (same device and inode; no link followed, no automount). */
-static bool exe_trusted(const struct sampler *s, int dirfd, const char *exe)
+ * the daemon's.  Elsewhere what counts is which file the process runs:
+ * its device and inode, asked with AT_STATX_DONT_SYNC, so that no
+ * filesystem is asked (a user's FUSE server that never answers would
+ * hold the daemon), and no path of the user's is walked. */
+static void exe_identity(const struct sampler *s, int dirfd, struct program_facts *f)
 {
-    struct stat ns, running, named;
-    if (fstatat(dirfd, "ns/mnt", &ns, 0) == 0 && ns.st_dev == s->mnt_ns_dev &&
-        ns.st_ino == s->mnt_ns_ino)
-        return true;
-    return exe[0] == '/' && fstatat(dirfd, "exe", &running, 0) == 0 &&
-           fstatat(AT_FDCWD, exe, &named, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0 &&
-           running.st_dev == named.st_dev && running.st_ino == named.st_ino;
+    struct stat ns;
+    struct statx file;
+    f->exe_trusted = fstatat(dirfd, "ns/mnt", &ns, 0) == 0 && ns.st_dev == s->mnt_ns_dev &&
+                     ns.st_ino == s->mnt_ns_ino;
+    if (f->exe_trusted ||
+        statx(dirfd, "exe", AT_STATX_DONT_SYNC, STATX_INO, &file) != 0 ||
+        !(file.stx_mask & STATX_INO))
+        return;
+    f->exe_file_known = true;
+    f->exe_dev = makedev(file.stx_dev_major, file.stx_dev_minor);
+    f->exe_ino = file.stx_ino;
 }
 
 static void classify(const struct policy *p, struct tracked_proc *t)
@@ -230,12 +238,13 @@ static void set_program(struct sampler *s, const struct policy *p, struct tracke
     char *exe = read_exe(dirfd);
     struct program_facts f = {
         .exe = exe,
-        .exe_trusted = exe && exe_trusted(s, dirfd, exe),
         .argv = a ? a->argv : NULL,
         .argv_len = a ? a->len : 0,
         .argv_total = a ? a->total : 0,
         .argv_sha256 = a ? a->sha256 : NULL,
     };
+    if (exe)
+        exe_identity(s, dirfd, &f);
     const struct program *prog = programs_get(&s->programs, &p->rules, &f);
     programs_put(&s->programs, t->prog);
     t->prog = prog;
@@ -465,8 +474,9 @@ static struct tracked_proc *discover(struct sampler *s, const struct policy *p, 
     t->held_fd = -1;
     t->generation = s->generation;
     /* root's daemons, kernel threads and system users are never judged:
-     * remember them without a descriptor (see still_ignored). */
-    t->ignored = t->uid < p->min_uid || t->owner < p->min_uid;
+     * remember them without a descriptor (see still_ignored).  A
+     * subordinate uid is judged by its owner's. */
+    t->ignored = t->owner < p->min_uid;
     char buf[STAT_BUF];
     struct proc_stat st;
     ssize_t n = read_stat(s, t, buf);
@@ -535,6 +545,67 @@ static struct tracked_proc *visit(struct sampler *s, const struct policy *p, pid
     return discover(s, p, pid, now, interval);
 }
 
+/* ---- processes that ended between samples ---- */
+
+static uint64_t ticks_usec(const struct sampler *s, uint64_t ticks)
+{
+    return ticks * USEC_PER_SEC / (uint64_t)s->hz;
+}
+
+static void credit(struct sampler *s, uid_t owner, uint64_t usec)
+{
+    size_t at = uid_position(s->credits, s->credit_count, sizeof(*s->credits),
+                             offsetof(struct exit_credit, owner), owner);
+    if (at == s->credit_count || s->credits[at].owner != owner) {
+        s->credits = insert_at(s->credits, &s->credit_count, &s->credit_capacity,
+                               sizeof(*s->credits), at);
+        s->credits[at].owner = owner;
+    }
+    s->credits[at].cpu_usec += usec;
+}
+
+/* Whether t is the process an exit record is about: the same pid,
+ * started at the same moment (taskstats gives whole seconds). */
+static bool same_start(const struct sampler *s, const struct tracked_proc *t,
+                       const struct ts_exit *e)
+{
+    uint64_t started = s->boot_realtime_usec + ticks_usec(s, t->start_time);
+    uint64_t diff = started > e->start_realtime_usec ? started - e->start_realtime_usec
+                                                     : e->start_realtime_usec - started;
+    return diff <= 2 * USEC_PER_SEC;
+}
+
+/* A process that lives less than a sample is never read, and one read
+ * once takes what it used since to its end: a loop of 0.3 s busy
+ * processes would pass for a tenth of what it uses.  The kernel's exit
+ * record has it all, for processes reaped by their parent and orphans
+ * alike. */
+void sampler_note_exit(struct sampler *s, const struct policy *p, const struct ts_exit *e)
+{
+    uid_t owner = subuid_owner(&s->subuids, e->uid);
+    if (owner < p->min_uid)
+        return;
+    struct tracked_proc *t = lookup(s, e->tgid);
+    if (t && !t->ignored && same_start(s, t, e)) {
+        /* With counters, what ran in its owner's cgroup is in the counter. */
+        uint64_t seen = ticks_usec(s, t->ticks);
+        if ((!s->use_counters || t->outside) && e->cpu_usec > seen)
+            credit(s, owner, e->cpu_usec - seen);
+        /* A read of what is left of it (a zombie) adds nothing more. */
+        t->ticks = e->cpu_usec * (uint64_t)s->hz / USEC_PER_SEC;
+        return;
+    }
+    /* Never read: born and gone between two samples.  With counters its
+     * CPU is in its cgroup's counter, unless it ran outside, as the
+     * parent it was forked from does. */
+    if (s->use_counters) {
+        const struct tracked_proc *parent = lookup(s, e->ppid);
+        if (!parent || !parent->outside)
+            return;
+    }
+    credit(s, owner, e->cpu_usec);
+}
+
 /* ---- building the snapshot ---- */
 
 /* Index of each uid's user_sample in the snapshot, open addressing. */
@@ -587,6 +658,16 @@ static struct user_sample *user_for(struct uid_index *ix, struct snapshot *snap,
     ix->uids[h] = uid;
     ix->slots[h] = snap->user_count;
     return snapshot_add_user(snap, uid);
+}
+
+static void add_exit_credits(struct sampler *s, struct snapshot *snap, uint64_t interval,
+                             struct uid_index *ix)
+{
+    for (size_t i = 0; i < s->credit_count; i++) {
+        struct user_sample *u = user_for(ix, snap, s->credits[i].owner);
+        u->cpu += (double)s->credits[i].cpu_usec / (double)interval;
+    }
+    s->credit_count = 0;
 }
 
 /* A process's usage into its owner's totals. */
@@ -817,31 +898,47 @@ static void read_counters(struct sampler *s, const struct policy *p, struct snap
  * a delegated subtree) are not in its counters: each is read from /proc
  * and counts for its owner all the same.  Those once found outside have
  * their place read again every sample: one that keeps leaving is counted
- * wherever it is. */
-static void add_strays(struct sampler *s, const struct policy *p, struct snapshot *snap,
-                       uint64_t now, uint64_t interval, struct uid_index *ix)
+ * wherever it is.  Returns -1 when t is gone (forgotten). */
+static int add_stray(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+                     struct snapshot *snap, uint64_t now, uint64_t interval,
+                     struct uid_index *ix)
+{
+    bool was_outside = t->outside;
+    read_place(s, t, -1);
+    if (t->outside && !was_outside)
+        remember_new(s, t); /* the backend puts it back */
+    if (!t->outside)
+        return 0;
+    if (t->generation != s->generation) {
+        if (refresh(s, p, t, now, interval) < 0) {
+            forget(s, t);
+            return -1;
+        }
+        t->generation = s->generation;
+    }
+    struct user_sample *u = user_for(ix, snap, t->owner);
+    u->tasks += t->threads;
+    add_usage(s, u, t);
+    return 0;
+}
+
+/* What the counters do not cover or what is watched on its own, in one
+ * pass over the table: strays, and compute and forbidden programs
+ * (wherever they run). */
+static void read_watched(struct sampler *s, const struct policy *p, struct snapshot *snap,
+                         uint64_t now, uint64_t interval, struct uid_index *ix)
 {
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
             next = t->next;
-            if (t->ignored || !(t->outside || t->suspect))
+            if (t->ignored)
                 continue;
-            bool was_outside = t->outside;
-            read_place(s, t, -1);
-            if (t->outside && !was_outside)
-                remember_new(s, t); /* the backend puts it back */
-            if (!t->outside)
+            if ((t->outside || t->suspect) && add_stray(s, p, t, snap, now, interval, ix) < 0)
                 continue;
-            if (t->generation != s->generation) {
-                if (refresh(s, p, t, now, interval) < 0) {
-                    forget(s, t);
-                    continue;
-                }
+            if (t->generation != s->generation &&
+                (t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN) &&
+                refresh(s, p, t, now, interval) == 0)
                 t->generation = s->generation;
-            }
-            struct user_sample *u = user_for(ix, snap, t->owner);
-            u->tasks += t->threads;
-            add_usage(s, u, t);
         }
     }
 }
@@ -877,22 +974,12 @@ static void sample_counters(struct sampler *s, const struct policy *p, struct sn
         s->counters_stale = s->counters_changed = false;
     }
     read_counters(s, p, snap, interval, young, ix);
-    add_strays(s, p, snap, now, interval, ix);
+    read_watched(s, p, snap, now, interval, ix);
     for (size_t i = 0; i < s->counters.count; i++) {
         struct user_cgroup *g = &s->counters.groups[i];
         struct user_sample *u = g->uid >= p->min_uid ? find_user(ix, snap, g->uid) : NULL;
         if (u && worth_a_look(p, u))
             look_closer(s, p, g, u, now, interval);
-    }
-    /* compute and forbidden programs are watched wherever they run. */
-    for (size_t b = 0; b < s->bucket_count; b++) {
-        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
-            next = t->next;
-            if (!t->ignored && t->generation != s->generation &&
-                (t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN) &&
-                refresh(s, p, t, now, interval) == 0)
-                t->generation = s->generation;
-        }
     }
 }
 
@@ -934,6 +1021,7 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
         sample_counters(s, p, snap, now, interval, &ix);
     else
         sample_procfs(s, p, snap, now, interval, &ix);
+    add_exit_credits(s, snap, interval, &ix);
     /* The command lines asked for above, so that this sample judges
      * a new program by its argv too. */
     poll_argv(s, p, ARGV_WAIT_USEC);
@@ -1235,6 +1323,7 @@ int sampler_init(struct sampler *s, const char *proc_root, const struct counter_
     s->proc_fd = dirfd(s->proc_dir);
     s->hz = sysconf(_SC_CLK_TCK);
     s->page_size = sysconf(_SC_PAGESIZE);
+    s->boot_realtime_usec = now_realtime_usec() - now_boottime_usec();
     struct stat ns;
     if (fstatat(s->proc_fd, "self/ns/mnt", &ns, 0) == 0) {
         s->mnt_ns_dev = ns.st_dev;
@@ -1264,6 +1353,7 @@ void sampler_free(struct sampler *s)
     free(s->buckets);
     free(s->new_procs);
     free(s->blocked);
+    free(s->credits);
     pid_marks_free(&s->marks);
     if (s->proc_dir)
         closedir(s->proc_dir);

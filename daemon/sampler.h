@@ -42,6 +42,7 @@
 #include "snapshot.h"
 #include "stopper.h"
 #include "subuid.h"
+#include "taskstats.h"
 #include "users.h"
 
 struct tracked_proc {
@@ -83,6 +84,13 @@ struct sampler_stats {
     uint64_t argv_reads;        /* command lines asked for, ever */
 };
 
+/* CPU of processes that ended since the last sample and was not read
+ * before they ended, for their owner. */
+struct exit_credit {
+    uid_t owner;
+    uint64_t cpu_usec;
+};
+
 /* A process whose command line could not be read in time (its memory
  * stalls a reader: a FUSE-backed argv, say): for the daemon to report. */
 struct blocked_argv {
@@ -115,6 +123,9 @@ struct sampler {
     struct snapshot *argv_snap;
     struct blocked_argv *blocked;
     size_t blocked_count, blocked_capacity;
+    struct exit_credit *credits;    /* sorted by owner */
+    size_t credit_count, credit_capacity;
+    uint64_t boot_realtime_usec;    /* to compare taskstats' start times with stat's */
     struct sampler_stats stats;
     /* New user processes not yet taken by sampler_take_new. */
     struct new_proc *new_procs;
@@ -192,6 +203,9 @@ void sampler_events_live(struct sampler *s, bool live);
 void sampler_note_event(struct sampler *s, const struct pc_event *ev);
 /* Events were lost (ENOBUFS): the next sample sweeps all of /proc. */
 void sampler_note_lost(struct sampler *s);
+/* A process ended, with all the CPU it used (taskstats): what of it no
+ * sample read counts at the next sample, for its owner. */
+void sampler_note_exit(struct sampler *s, const struct policy *p, const struct ts_exit *e);
 
 /* A per-user cgroup was made (the cgroupfs backend): count it from the
  * next sample. */

@@ -27,6 +27,12 @@ SHIPPED_CONF = os.path.join(TOP_SRCDIR, "rules", "loginguard.conf")
 SHIPPED_NOTICES = os.path.join(TOP_SRCDIR, "rules", "notices")
 
 
+# Test users get uids from here up, and test daemons judge only uids from
+# here up: a test run on a machine with real users never moves, limits or
+# stops their processes (nor a benchmark's, which use uids 61000 and up).
+TEST_UID_MIN = 2000000000
+
+
 def require_root():
     if os.geteuid() != 0:
         print("SKIP: integration tests need root (test users, every user's processes)")
@@ -62,13 +68,15 @@ class TestUsers:
                                stderr=subprocess.DEVNULL)
 
     def add(self, name, system=False, subuids=False, uid=None):
-        """A test user: uid 1000 and up, or below 1000 with system, or the
-        uid given; with subuids, a range of subordinate uids and gids of
-        their own (which useradd gives where /etc/subuid exists, and
+        """A test user: uid TEST_UID_MIN and up, or below 1000 with system,
+        or the uid given; with subuids, a range of subordinate uids and gids
+        of their own (which useradd gives where /etc/subuid exists, and
         usermod otherwise)."""
         assert name.startswith("lgtest")
         subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin"] +
-                       (["--system"] if system else ["--key", "UID_MIN=1000"]) +
+                       (["--system"] if system else
+                        ["--key", f"UID_MIN={TEST_UID_MIN}",
+                         "--key", f"UID_MAX={TEST_UID_MIN + 99999}"]) +
                        (["--uid", str(uid)] if uid is not None else []) + [name],
                        check=True)
         self.names.append(name)
@@ -195,7 +203,7 @@ def enforcing(parent, workdir, **keys):
     cgroupfs backend, below this test's own cgroup; keys add to it or
     override its defaults (sample_interval="2s", say)."""
     daemon = {"mode": "enforce", "backend": "cgroupfs", "cgroup_parent": parent,
-              "sample_interval": "1s", "scan_interval": "5s", "min_uid": "1000",
+              "sample_interval": "1s", "scan_interval": "5s", "min_uid": TEST_UID_MIN,
               "stop_grace": "2s", "rules_dirs": f"{workdir}/rules.d"}
     daemon.update(keys)
     return "\n[daemon]\n" + "".join(f"{k} = {v}\n" for k, v in daemon.items())
@@ -260,6 +268,20 @@ class Account:
     def __init__(self, uid):
         self.pw_uid = self.pw_gid = uid
         self.pw_name = None
+
+
+def user_processes(name):
+    """The pids of name's processes."""
+    uid = pwd.getpwnam(name).pw_uid
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    pids.append(int(entry))
+            except FileNotFoundError:
+                pass
+    return pids
 
 
 def uid_taken(uid):

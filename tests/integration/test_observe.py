@@ -19,7 +19,7 @@ mode = observe
 cgroup_parent = {{parent}}
 sample_interval = {SAMPLE:g}s
 scan_interval = 5s
-min_uid = 1000
+min_uid = {lgtest.TEST_UID_MIN}
 [violation]
 cpu = 1 cores
 window = {WINDOW:g}s
@@ -109,7 +109,8 @@ class ObserveMode(lgtest.DaemonTestCase):
     def test_a_name_the_directory_did_not_know_is_asked_again(self):
         # A uid the directory cannot name (as during an LDAP or sssd
         # outage): events say null, and the name once it can be had.
-        uid = next(u for u in range(41000, 42000) if not lgtest.uid_taken(u))
+        uid = next(u for u in range(lgtest.TEST_UID_MIN + 50000, lgtest.TEST_UID_MIN + 51000)
+                   if not lgtest.uid_taken(u))
         nameless = lgtest.Account(uid)
         self.procs.start([self.spin, "2"], nameless)
         first = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=uid)

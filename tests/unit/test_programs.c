@@ -28,7 +28,9 @@ static struct program_facts facts(const char *exe, bool trusted, const char *arg
     static char digest[65];
     if (argv)
         sha256_hex(argv, len, digest);
-    return (struct program_facts){exe, trusted, argv, len, len, argv ? digest : NULL};
+    return (struct program_facts){.exe = exe, .exe_trusted = trusted, .argv = argv,
+                                  .argv_len = len, .argv_total = len,
+                                  .argv_sha256 = argv ? digest : NULL};
 }
 
 static const char *class_of(const struct rule_set *set, const struct program *p, const char *comm)
@@ -88,6 +90,45 @@ static void test_untrusted_path_matches_no_exe_rule(void **state)
     programs_put(&t, c);
     programs_free(&t);
     rules_free(&set);
+}
+
+/* In another mount namespace, a rule's exe matches by the file it names
+ * (as it was at load), whatever path the process shows. */
+static void test_foreign_namespace_matches_by_file(void **state)
+{
+    (void)state;
+    make_test_dir();
+    char exe[256], rule[512];
+    snprintf(exe, sizeof(exe), "%s", write_file("bin/agent", "#!/bin/sh\n"));
+    snprintf(rule, sizeof(rule),
+             "{\"name\": \"agent\", \"class\": \"exempt\", \"exe\": \"%s\"}\n", exe);
+    struct rule_set set = {0};
+    struct errors errs = {0};
+    rules_load_file(&set, write_file("t.rules", rule), &errs);
+    assert_int_equal(errs.count, 0);
+    struct stat st;
+    assert_int_equal(stat(exe, &st), 0);
+    struct program_table t = {0};
+    /* The same path, another file (a bind mount in the user's namespace). */
+    struct program_facts other = facts(exe, false, NULL, 0);
+    other.exe_file_known = true;
+    other.exe_dev = st.st_dev;
+    other.exe_ino = st.st_ino + 1;
+    /* Any path, the very file. */
+    struct program_facts same = facts("/somewhere/else", false, NULL, 0);
+    same.exe_file_known = true;
+    same.exe_dev = st.st_dev;
+    same.exe_ino = st.st_ino;
+    const struct program *a = programs_get(&t, &set, &other);
+    const struct program *b = programs_get(&t, &set, &same);
+    assert_string_equal(class_of(&set, a, "agent"), "none");
+    assert_string_equal(class_of(&set, b, "agent"), "agent");
+    programs_put(&t, a);
+    programs_put(&t, b);
+    programs_free(&t);
+    rules_free(&set);
+    errors_free(&errs);
+    remove_test_dir();
 }
 
 /* Two command lines, one known and one not yet, are different entries;
@@ -179,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_shared_entry_and_rename),
         cmocka_unit_test(test_untrusted_path_matches_no_exe_rule),
         cmocka_unit_test(test_argv_known_later),
+        cmocka_unit_test(test_foreign_namespace_matches_by_file),
         cmocka_unit_test(test_subuid_ranges),
         cmocka_unit_test(test_counters_holds),
     };

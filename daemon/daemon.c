@@ -172,16 +172,43 @@ static void note_event(const struct pc_event *ev, void *arg)
     sampler_note_event(arg, ev);
 }
 
-/* Between samples the connector is read at most this often: a busy node
- * forks thousands of times a second, and the socket's buffer holds them;
- * nothing is judged before the next sample anyway. */
+/* The kernel's exit records (taskstats), so that a process that lives
+ * less than a sample counts.  Where they cannot be had, that is said
+ * once, and such processes count only as far as a sample reads them. */
+static void open_exits(struct daemon *d)
+{
+    char err[300];
+    if (taskstats_open(&d->exits, err, sizeof(err)) == 0)
+        return;
+    char msg[500];
+    snprintf(msg, sizeof(msg), "taskstats: %s; a process that lives less than a sample counts "
+             "only as far as a sample reads it", err);
+    say(d, LOG_WARNING, msg);
+    log_event(d, "taskstats_error", msg);
+}
+
+static void note_exit(const struct ts_exit *e, void *arg)
+{
+    struct daemon *d = arg;
+    sampler_note_exit(&d->sampler, &d->policy, e);
+}
+
+/* Between samples the kernel's news (the connector's events, taskstats'
+ * exits) is read at most this often: a busy node forks thousands of
+ * times a second, and the sockets' buffers hold them; nothing is judged
+ * before the next sample anyway. */
 #define DRAIN_PERIOD (100 * 1000)
 
-static void drain_connector(struct daemon *d)
+static bool listening(const struct daemon *d)
 {
-    if (d->connector.fd < 0)
-        return;
-    if (proc_connector_drain(&d->connector, note_event, &d->sampler) > 0)
+    return d->connector.fd >= 0 || d->exits.fd >= 0;
+}
+
+static void drain_news(struct daemon *d)
+{
+    if (d->exits.fd >= 0)
+        taskstats_drain(&d->exits, note_exit, d);
+    if (d->connector.fd >= 0 && proc_connector_drain(&d->connector, note_event, &d->sampler) > 0)
         sampler_note_lost(&d->sampler); /* a full sweep at the next sample */
     d->next_drain = now_boottime_usec() + DRAIN_PERIOD;
 }
@@ -204,6 +231,7 @@ int daemon_start(struct daemon *d)
 {
     d->started = true;
     d->connector.fd = -1;
+    d->exits.fd = -1;
     /* The lock taken before the fork names the parent, which is gone:
      * the daemon takes it again as itself. */
     if (d->daemonized) {
@@ -227,6 +255,7 @@ int daemon_start(struct daemon *d)
     restore_state(d);
     /* Listening before the first sweep: nothing starts unseen between them. */
     sync_connector(d);
+    open_exits(d);
     char msg[512];
     bool no_templates = d->policy.channels.count && !d->policy.notices.kinds[0].path;
     snprintf(msg, sizeof(msg),
@@ -351,7 +380,7 @@ void daemon_tick(struct daemon *d)
     }
     if (now < d->next_sample)
         return;
-    drain_connector(d); /* everything up to now, for this sample */
+    drain_news(d); /* everything up to now, for this sample */
     sampler_sample(&d->sampler, &d->policy, &d->snap);
     decisions_clear(&d->decisions);
     engine_step(&d->policy, &d->engine, &d->snap, &d->decisions);
@@ -417,17 +446,18 @@ void daemon_run(struct daemon *d)
             daemon_reload(d);
         }
         daemon_tick(d);
-        /* The connector's socket is watched only once DRAIN_PERIOD has
-         * passed since it was last read: until then, a timeout does. */
-        bool watch = d->connector.fd >= 0 && now_boottime_usec() >= d->next_drain;
-        bool drain_waits = d->connector.fd >= 0 && !watch;
+        /* The kernel's sockets are watched only once DRAIN_PERIOD has
+         * passed since they were last read: until then, a timeout does. */
+        bool watch = listening(d) && now_boottime_usec() >= d->next_drain;
+        bool drain_waits = listening(d) && !watch;
         int ms = wait_timeout_ms(d, drain_waits);
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-        struct pollfd pfd = {.fd = d->connector.fd, .events = POLLIN};
+        struct pollfd pfd[2] = {{.fd = d->connector.fd, .events = POLLIN},
+                                {.fd = d->exits.fd, .events = POLLIN}};
         /* Signals are delivered only inside ppoll: no lost wake-up. */
         /* POLLERR too: an overflow (ENOBUFS) is reported that way. */
-        if (ppoll(&pfd, watch ? 1 : 0, &ts, &waiting) > 0 && pfd.revents)
-            drain_connector(d);
+        if (ppoll(pfd, watch ? 2 : 0, &ts, &waiting) > 0 && (pfd[0].revents || pfd[1].revents))
+            drain_news(d);
         else if (drain_waits && now_boottime_usec() >= d->next_drain)
             d->next_drain = 0; /* watch the socket again */
     }
@@ -441,6 +471,7 @@ void daemon_finish(struct daemon *d)
     save_state(d);
     stop_enforcing(d);
     proc_connector_close(&d->connector);
+    taskstats_close(&d->exits);
     event_log_close(&d->events);
     decisions_free(&d->decisions);
     snapshot_free(&d->snap);

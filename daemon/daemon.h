@@ -14,6 +14,7 @@
 #include "proc_connector.h"
 #include "sampler.h"
 #include "snapshot.h"
+#include "taskstats.h"
 
 struct options {
     const char *config_path;
@@ -33,6 +34,7 @@ struct daemon {
     struct engine_state engine;
     struct sampler sampler;
     struct proc_connector connector; /* fd -1 when not listening */
+    struct taskstats_listener exits; /* fd -1 when not listening */
     uint64_t next_drain;   /* boottime usec: the connector is read again from then */
     struct snapshot snap;
     struct decisions decisions;

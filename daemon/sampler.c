@@ -586,6 +586,10 @@ void sampler_note_exit(struct sampler *s, const struct policy *p, const struct t
     if (owner < p->min_uid)
         return;
     struct tracked_proc *t = lookup(s, e->tgid);
+    /* (Before Linux 5.19 a record is one thread's: of a process that was
+     * read, what it adds cannot be told.) */
+    if (t && !t->ignored && same_start(s, t, e) && e->per_thread)
+        return;
     if (t && !t->ignored && same_start(s, t, e)) {
         /* With counters, what ran in its owner's cgroup is in the counter. */
         uint64_t seen = ticks_usec(s, t->ticks);

@@ -7,7 +7,9 @@ machine's cgroups, below the test run's own cgroup):
   program (a bind mount over its path);
 - a process that leaves its user's cgroup through a delegated subtree is
   counted where it is and put back;
-- a rootless container's subordinate uids count for their owner."""
+- a rootless container's subordinate uids count for their owner;
+- processes that live less than a sample count, whether their parent
+  reaps them or they are orphaned (observe mode, /proc sampling)."""
 
 import os
 import shutil
@@ -172,6 +174,58 @@ class Evasion(lgtest.DaemonTestCase):
         self.assertEqual(event["user"], user.pw_name)
         self.assertGreater(event["usage"]["cpu_cores"], 1.0)
         self.assertEqual(self.daemon.find(uid=first, event="violation"), [])
+
+
+class ShortLived(lgtest.DaemonTestCase):
+    """/proc sampling (observe mode on a node without per-user cgroups: the
+    shipped default), at the shipped 2 s interval."""
+    interval = 2.0
+
+    @classmethod
+    def policy(cls):
+        return f"""
+[daemon]
+mode = observe
+sample_interval = {cls.interval:g}s
+scan_interval = 30s
+min_uid = {lgtest.TEST_UID_MIN}
+[violation]
+cpu = 1 cores
+memory = 0
+window = 6s
+memory_pressure = 0
+"""
+
+    @classmethod
+    def prepare(cls):
+        cls.reaper = lgtest.private_copy(os.path.join(HELPERS, "reaper"), cls.workdir, "reaper")
+
+    def busy_loops(self, user, orphaned):
+        """Two loops of 0.3 s busy processes: about two cores in all.
+        Orphans are reaped at once, as init does on a login node (this
+        test host's init leaves them as zombies for a while)."""
+        one = f"{self.spin} 1 1 0.3"
+        step = f"({one} &); sleep 0.3" if orphaned else one
+        for _ in range(2):
+            self.procs.start([self.reaper, "sh", "-c", f"while :; do {step}; done"], user)
+
+    def test_processes_reaped_by_their_parent_count(self):
+        user = self.users.add("lgtest16")
+        self.busy_loops(user, orphaned=False)
+        event = self.daemon.wait_event(20, event="violation", uid=user.pw_uid)
+        self.assertGreater(event["usage"]["cpu_cores"], 1.0)
+
+    def test_orphaned_processes_count(self):
+        user = self.users.add("lgtest17")
+        self.busy_loops(user, orphaned=True)
+        event = self.daemon.wait_event(20, event="violation", uid=user.pw_uid)
+        self.assertGreater(event["usage"]["cpu_cores"], 1.0)
+
+    def tearDown(self):
+        # The loops' children end by themselves within 0.3 s of their loop.
+        super().tearDown()
+        lgtest.wait_for(lambda: not lgtest.user_processes(self.users.names[-1]), 5,
+                        "the busy processes to end")
 
 
 if __name__ == "__main__":

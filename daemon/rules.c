@@ -37,8 +37,7 @@ static void rule_free(struct rule *r)
     free(r->name);
     free(r->exe);
     free(r->comm);
-    if (r->argv_text)
-        regfree(&r->argv);
+    lg_regex_free(r->argv);
     free(r->argv_text);
     free(r->origin);
 }
@@ -202,11 +201,11 @@ static int parse_rule(const struct rule_set *set, const char *text, struct rule 
         goto out;
     }
     if (argv) {
-        int err = regcomp(&r->argv, argv, REG_EXTENDED | REG_NOSUB);
-        if (err != 0) {
-            char msg[256];
-            regerror(err, &r->argv, msg, sizeof(msg));
-            errors_add(errs, file, line, "\"argv\": bad regular expression: %s", msg);
+        char msg[256];
+        r->argv = lg_regex_compile(argv, msg, sizeof(msg));
+        if (!r->argv) {
+            errors_add(errs, file, line, "rule \"%s\": \"argv\": bad regular expression: %s",
+                       name, msg);
             goto out;
         }
         r->argv_text = xstrdup(argv);
@@ -283,7 +282,7 @@ bool rule_matches_exe(const struct rule *r, const char *exe)
 
 bool rule_matches_argv(const struct rule *r, const char *cmdline)
 {
-    return !r->argv_text || (cmdline && regexec(&r->argv, cmdline, 0, NULL, 0) == 0);
+    return !r->argv_text || (cmdline && lg_regex_search(r->argv, cmdline, strlen(cmdline)));
 }
 
 bool rule_names_file(const struct rule *r, dev_t dev, ino_t ino)

@@ -4,13 +4,13 @@
 #ifndef LOGINGUARD_RULES_H
 #define LOGINGUARD_RULES_H
 
-#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "errors.h"
+#include "regex_linear.h"
 
 /* Ordered by severity: when several rules match, the highest wins. */
 enum proc_class { CLASS_NONE = 0, CLASS_EXEMPT, CLASS_COMPUTE, CLASS_FORBIDDEN };
@@ -24,7 +24,7 @@ struct rule {
     ino_t exe_ino;
     char *comm;       /* fnmatch glob on comm, or NULL */
     char *argv_text;  /* the regex as written, or NULL */
-    regex_t argv;     /* compiled when argv_text != NULL */
+    struct lg_regex *argv; /* compiled (regex_linear.h) when argv_text != NULL */
     double cpu;       /* compute: cores above which it counts; < 0 = default */
     int64_t grace;    /* compute: usec; < 0 = default */
     char *origin;     /* "file:line", for events and check-config */

@@ -6,9 +6,9 @@
 set -eu
 
 PACKAGES="
-  build-essential autoconf automake libtool libtool-bin pkg-config
+  build-essential g++ autoconf automake libtool libtool-bin pkg-config
   libjansson-dev libcgroup-dev cgroup-tools libsystemd-dev
-  libpam0g-dev libnotify-dev libcmocka-dev nettle-dev
+  libpam0g-dev libnotify-dev libcmocka-dev nettle-dev libre2-dev
   libpam-wrapper libpamtest0-dev pamtester
   python3 python3-dbusmock dbus
   procps passwd uidmap util-linux valgrind

@@ -85,7 +85,23 @@ static void test_rule_errors(void **state)
                       ":1: \"comm\": \"quantum_espresso_pw\" is longer than the kernel's 15-byte "
                       "process name and never matches; use its first 15 bytes or \"exe\"");
     expect_rule_error("{\"name\": \"x\", \"class\": \"compute\", \"argv\": \"(\"}\n",
-                      ":1: \"argv\": bad regular expression: Unmatched ( or \\(");
+                      ":1: rule \"x\": \"argv\": bad regular expression: missing ): (");
+    /* Patterns that would explode (glibc builds them for minutes): an
+     * error at load, at once. */
+    expect_rule_error("{\"name\": \"x\", \"class\": \"compute\", "
+                      "\"argv\": \"((a{1,100}){1,100}){1,100}\"}\n",
+                      ":1: rule \"x\": \"argv\": bad regular expression: invalid repetition size: "
+                      "{1,100}");
+    char big[8192] = "{\"name\": \"x\", \"class\": \"compute\", \"argv\": \"";
+    for (int i = 0; i < 300; i++)
+        strcat(big, "[a-z]{1,1000}");
+    strcat(big, "\"}\n");
+    expect_rule_error(big, ":1: rule \"x\": \"argv\": bad regular expression: the pattern is too "
+                           "large (it would need more than 4096 KiB to match in linear time); "
+                           "simplify its repetitions");
+    expect_rule_error("{\"name\": \"x\", \"class\": \"compute\", \"argv\": \"a{1001}\"}\n",
+                      ":1: rule \"x\": \"argv\": bad regular expression: invalid repetition size: "
+                      "{1001}");
     expect_rule_error("{\"name\": \"x\", \"class\": \"exempt\", \"exe\": \"/a\", \"cpu\": 1}\n",
                       ":1: \"cpu\" and \"grace\" apply only to class \"compute\"");
     expect_rule_error("{\"name\": \"x\", \"class\": \"compute\", \"comm\": \"a\", \"cpu\": \"1\"}\n",
@@ -152,6 +168,74 @@ static void test_classification(void **state)
     rules_free(&set);
 }
 
+/* A command line of n copies of unit after prefix, NUL-terminated. */
+static char *repeated(const char *prefix, const char *unit, size_t n)
+{
+    size_t p = strlen(prefix), u = strlen(unit);
+    char *s = malloc(p + u * n + 1);
+    memcpy(s, prefix, p);
+    for (size_t i = 0; i < n; i++)
+        memcpy(s + p + i * u, unit, u);
+    s[p + u * n] = '\0';
+    return s;
+}
+
+/* The shipped rules on 32 KiB command lines crafted against their argv
+ * patterns (long runs of near matches, on which glibc's regexec took
+ * 0.15 to 0.3 s each): the right answer, near misses and hits alike.
+ * (What it costs is in bench_rules.) */
+static void test_shipped_rules_on_hostile_command_lines(void **state)
+{
+    (void)state;
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s/rules/rules.d", TOP_SRCDIR);
+    char *dirs[] = {dir};
+    struct rule_set set = {0};
+    struct errors errs = {0};
+    assert_int_equal(rules_load_dirs(&set, dirs, 1, &errs), 0);
+    struct {
+        const char *comm, *prefix, *unit;
+        size_t n;
+        const char *expected;
+    } cases[] = {
+        {"python3", "python3", "_train", 5400, "none"},
+        {"java", "java -jar ", "gatk-package", 2700, "none"},
+        {"miner", "miner ", "supportxmr.", 2900, "none"},
+        {"x", "x ", "--algo=", 4500, "none"},
+        {"x", "x", " 4A", 10900, "none"},
+        {"x", "x ", "\xff\xfe\x80", 10900, "none"},
+        {"python3", "python3 ", "_train", 5400, "none"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *cmdline = repeated(cases[i].prefix, cases[i].unit, cases[i].n);
+        assert_true(strlen(cmdline) > 16000);
+        assert_string_equal(classify(&set, "/home/u/bin/x", cases[i].comm, cmdline),
+                            cases[i].expected);
+        free(cmdline);
+    }
+    /* The same patterns still find what they are for. */
+    char *train = repeated("python3 ", "_train", 5400);
+    size_t n = strlen(train);
+    train = realloc(train, n + 32);
+    strcpy(train + n, " /home/u/train_gpt.py --lr 3e-4");
+    assert_string_equal(classify(&set, "/usr/bin/python3.11", "python3", train),
+                        "python-training-script");
+    free(train);
+    char *pool = repeated("miner -o ", "supportxmr.", 2900);
+    n = strlen(pool);
+    pool = realloc(pool, n + 16);
+    strcpy(pool + n, "com:3333");
+    assert_string_equal(classify(&set, "/home/u/bin/x", "x", pool), "mining-pool-host");
+    free(pool);
+    char wallet[200] = "x --user 4A";
+    for (int i = 0; i < 93; i++)
+        strcat(wallet, "1");
+    strcat(wallet, " --pass x");
+    assert_string_equal(classify(&set, "/home/u/bin/x", "x", wallet), "monero-wallet-address");
+    rules_free(&set);
+    errors_free(&errs);
+}
+
 static void test_site_file_replaces_shipped_file(void **state)
 {
     (void)state;
@@ -184,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_rule_errors),
         cmocka_unit_test(test_duplicate_names),
         cmocka_unit_test(test_classification),
+        cmocka_unit_test(test_shipped_rules_on_hostile_command_lines),
         cmocka_unit_test(test_site_file_replaces_shipped_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

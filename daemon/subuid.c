@@ -87,7 +87,8 @@ void subuid_parse(struct subuid_map *m, const char *text, size_t len)
         }
         p += n + 1;
     }
-    qsort(m->ranges, m->count, sizeof(*m->ranges), by_first);
+    if (m->count) /* qsort's pointer must not be NULL, even for nothing */
+        qsort(m->ranges, m->count, sizeof(*m->ranges), by_first);
     /* Overlapping ranges would make a uid two people's: the first wins. */
     size_t kept = 0;
     for (size_t i = 0; i < m->count; i++) {

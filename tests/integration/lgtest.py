@@ -161,8 +161,13 @@ notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
         self.proc = subprocess.Popen([DAEMON, "--foreground", "--config", self.conf] + self.args,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self.stderr)
-        wait_for(lambda: len(self.find(event="daemon_started")) > started_before, 10,
-                 "daemon_started")
+        try:
+            wait_for(lambda: len(self.find(event="daemon_started")) > started_before, 10,
+                     "daemon_started")
+        except AssertionError as e:
+            # What the daemon said is what tells why (a config error, a sanitizer report).
+            self.stderr.flush()
+            raise AssertionError(f"{e}; the daemon's stderr:\n{self.stderr_text()}") from None
 
     def stop(self):
         if self.proc and self.proc.poll() is None:

@@ -189,6 +189,20 @@ static void test_subuid_ranges(void **state)
     subuid_free(&m);
 }
 
+/* A node without subordinate ids (no /etc/subuid, or an empty one): every
+ * uid is its own owner.  (It once handed qsort a null pointer: UBSan.) */
+static void test_subuid_none(void **state)
+{
+    (void)state;
+    struct subuid_map m = {0};
+    subuid_parse(&m, "", 0);
+    assert_int_equal(m.count, 0);
+    assert_int_equal(subuid_owner(&m, 100000), 100000);
+    assert_int_equal(subuid_refresh(&m, "/nonexistent/subuid"), 0);
+    assert_int_equal(subuid_owner(&m, 100000), 100000);
+    subuid_free(&m);
+}
+
 /* Whether /proc/PID/cgroup puts a process in its owner's group. */
 static void test_counters_holds(void **state)
 {
@@ -222,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_argv_known_later),
         cmocka_unit_test(test_foreign_namespace_matches_by_file),
         cmocka_unit_test(test_subuid_ranges),
+        cmocka_unit_test(test_subuid_none),
         cmocka_unit_test(test_counters_holds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

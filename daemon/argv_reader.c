@@ -1,25 +1,203 @@
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <nettle/sha2.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "argv_reader.h"
 #include "procfs.h"
-#include "programs.h"
 #include "snapshot.h"
 #include "util.h"
 
-#define ARGV_CAP (256 * 1024)
+/* What goes over the socket (one datagram each way: SOCK_SEQPACKET). */
+struct wire_answer {
+    pid_t pid;
+    uint64_t start_time;
+    int32_t status;
+    uint32_t len, total;
+    uint8_t cut;
+    char sha256[65];
+};
+_Static_assert(sizeof(struct wire_answer) <= ARGV_WIRE_FIXED, "ARGV_WIRE_FIXED too small");
+
+#define READ_CHUNK 16384
+
+/* ---- the helper ---- */
+
+static void hex(const uint8_t *digest, char out[65])
+{
+    for (size_t i = 0; i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", digest[i]);
+}
+
+/* Read pid's command line if it is still the process that started at
+ * start_time; answer into a (its argv bytes into keep). */
+static void read_cmdline(int proc_fd, const struct argv_request *q, struct wire_answer *a,
+                         char *keep, char *chunk)
+{
+    char name[24], stat[1024];
+    struct proc_stat st;
+    a->status = ARGV_GONE;
+    snprintf(name, sizeof(name), "%d", (int)q->pid);
+    int dir = openat(proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (dir < 0)
+        return;
+    int fd = openat(dir, "stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t n = fd >= 0 ? procfs_pread(fd, stat, sizeof(stat)) : -1;
+    if (fd >= 0)
+        close(fd);
+    /* Through the same directory: a pid reused since is another one. */
+    fd = n > 0 && procfs_parse_stat(stat, (size_t)n, &st) == 0 && st.start_time == q->start_time
+             ? openat(dir, "cmdline", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+             : -1;
+    close(dir);
+    if (fd < 0)
+        return;
+    struct sha256_ctx ctx;
+    sha256_init(&ctx);
+    size_t total = 0;
+    bool trailing_nul = false;
+    while (total < ARGV_CAP && (n = read(fd, chunk, READ_CHUNK)) > 0) {
+        size_t take = (size_t)n < ARGV_CAP - total ? (size_t)n : ARGV_CAP - total;
+        if (total < ARGV_KEEP)
+            memcpy(keep + total, chunk, take < ARGV_KEEP - total ? take : ARGV_KEEP - total);
+        /* The last NUL ends the last argument; it is not part of it.  It
+         * is hashed only once the next chunk shows it was not the last. */
+        if (trailing_nul)
+            sha256_update(&ctx, 1, (const uint8_t *)"");
+        trailing_nul = chunk[take - 1] == '\0';
+        sha256_update(&ctx, take - trailing_nul, (const uint8_t *)chunk);
+        total += take;
+    }
+    a->cut = total >= ARGV_CAP && n > 0;
+    close(fd);
+    if (n < 0 && total == 0)
+        return;
+    total -= trailing_nul && !a->cut;
+    if (a->cut && trailing_nul)
+        sha256_update(&ctx, 1, (const uint8_t *)"");
+    uint8_t digest[SHA256_DIGEST_SIZE];
+    sha256_digest(&ctx, sizeof(digest), digest);
+    hex(digest, a->sha256);
+    a->status = ARGV_OK;
+    a->total = (uint32_t)total;
+    a->len = (uint32_t)(total < ARGV_KEEP ? total : ARGV_KEEP);
+}
+
+static _Noreturn void helper_main(int sock, int proc_fd, pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(1);
+    /* Nothing of the daemon's but the socket and /proc, as 3 and 4 (by
+     * way of higher numbers: either may be 3 or 4 already). */
+    sock = fcntl(sock, F_DUPFD, 10);
+    proc_fd = fcntl(proc_fd, F_DUPFD, 10);
+    if (sock < 0 || proc_fd < 0 || dup2(sock, 3) < 0 || dup2(proc_fd, 4) < 0)
+        _exit(1);
+    if (close_range(5, ~0U, 0) != 0)
+        for (int fd = 5; fd < 65536; fd++)
+            close(fd);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    char answer[ARGV_WIRE_FIXED + ARGV_KEEP], chunk[READ_CHUNK];
+    struct argv_request q;
+    ssize_t n;
+    while ((n = recv(3, &q, sizeof(q), 0)) == (ssize_t)sizeof(q)) {
+        struct wire_answer *a = (struct wire_answer *)answer;
+        memset(a, 0, sizeof(*a));
+        a->pid = q.pid;
+        a->start_time = q.start_time;
+        read_cmdline(4, &q, a, answer + sizeof(*a), chunk);
+        if (send(3, answer, sizeof(*a) + (a->status == ARGV_OK ? a->len : 0), MSG_NOSIGNAL) < 0)
+            break;
+    }
+    _exit(0);
+}
+
+/* ---- the daemon's side ---- */
+
+static int spawn(struct argv_reader *r)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return -1;
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0)
+        helper_main(sv[1], r->proc_fd, parent);
+    close(sv[1]);
+    /* Our own unreaped child: its pid cannot have been reused yet. */
+    int pidfd = pid > 0 ? pidfd_open_(pid) : -1;
+    if (pidfd < 0) {
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
+        close(sv[0]);
+        return -1;
+    }
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    r->sock = sv[0];
+    r->helper = (struct argv_helper){pid, pidfd};
+    r->sent = 0;
+    return 0;
+}
+
+/* Reap the killed helpers whose reads have ended. */
+static void reap_stuck(struct argv_reader *r)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < r->stuck_count; i++) {
+        if (waitpid(r->stuck[i].pid, NULL, WNOHANG) == r->stuck[i].pid)
+            close(r->stuck[i].pidfd);
+        else
+            r->stuck[kept++] = r->stuck[i];
+    }
+    r->stuck_count = kept;
+}
+
+/* End the helper: SIGKILL through its pidfd.  One waiting on a read that
+ * does not end dies only when it does: it is reaped later.  (A helper
+ * runs only while fewer than ARGV_STUCK_MAX are waiting so: there is
+ * always room for it.) */
+static void end_helper(struct argv_reader *r)
+{
+    if (r->sock < 0)
+        return;
+    close(r->sock);
+    r->sock = -1;
+    pidfd_signal_(r->helper.pidfd, SIGKILL);
+    struct pollfd p = {.fd = r->helper.pidfd, .events = POLLIN};
+    if (poll(&p, 1, 50) > 0 && waitpid(r->helper.pid, NULL, WNOHANG) == r->helper.pid)
+        close(r->helper.pidfd);
+    else
+        r->stuck[r->stuck_count++] = r->helper;
+    r->helper = (struct argv_helper){-1, -1};
+}
 
 int argv_reader_start(struct argv_reader *r, const char *proc_root, char *err, size_t err_len)
 {
     memset(r, 0, sizeof(*r));
+    r->sock = -1;
+    r->helper = (struct argv_helper){-1, -1};
     r->proc_fd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (r->proc_fd < 0) {
-        snprintf(err, err_len, "cannot open %s", proc_root);
+    if (r->proc_fd < 0 || spawn(r) < 0) {
+        snprintf(err, err_len, "cannot start the command line reader on %s: %s", proc_root,
+                 strerror(errno));
+        if (r->proc_fd >= 0)
+            close(r->proc_fd);
+        r->proc_fd = -1;
         return -1;
     }
     return 0;
@@ -27,81 +205,191 @@ int argv_reader_start(struct argv_reader *r, const char *proc_root, char *err, s
 
 void argv_reader_stop(struct argv_reader *r)
 {
+    end_helper(r);
+    for (size_t i = 0; i < r->stuck_count; i++) {
+        pidfd_signal_(r->stuck[i].pidfd, SIGKILL);
+        close(r->stuck[i].pidfd); /* left to init: it may never end */
+    }
     if (r->proc_fd >= 0)
         close(r->proc_fd);
     free(r->queue);
     memset(r, 0, sizeof(*r));
-    r->proc_fd = -1;
+    r->sock = r->proc_fd = -1;
 }
 
-int argv_reader_request(struct argv_reader *r, pid_t pid, uint64_t start_time)
+static struct argv_request *at(const struct argv_reader *r, size_t i)
 {
-    r->queue = grow_array(r->queue, r->count, &r->capacity, sizeof(*r->queue));
-    r->queue[r->count++] = (struct argv_pending){pid, start_time};
+    return &r->queue[(r->head + i) % r->capacity];
+}
+
+int argv_reader_request(struct argv_reader *r, pid_t pid, uint64_t start_time, uint32_t tag)
+{
+    if (r->count == ARGV_QUEUE_MAX)
+        return -1;
+    if (r->count == r->capacity) {
+        /* Grow the ring, keeping its order. */
+        size_t capacity = r->capacity ? r->capacity * 2 : 64;
+        struct argv_request *q = xreallocarray(NULL, capacity, sizeof(*q));
+        for (size_t i = 0; i < r->count; i++)
+            q[i] = *at(r, i);
+        free(r->queue);
+        r->queue = q;
+        r->head = 0;
+        r->capacity = capacity;
+    }
+    *at(r, r->count++) = (struct argv_request){pid, start_time, tag};
     return 0;
 }
 
-static void read_one(int proc_fd, const struct argv_pending *q, struct argv_answer *a, char *buf)
+/* Write what the helper has not been given yet, as far as its socket
+ * takes it. */
+static void send_queued(struct argv_reader *r)
 {
-    char name[32];
-    snprintf(name, sizeof(name), "%d", (int)q->pid);
-    a->pid = q->pid;
-    a->start_time = q->start_time;
-    a->status = ARGV_GONE;
-    int dirfd = openat(proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    if (dirfd < 0)
-        return;
-    char stat[1024];
-    struct proc_stat st;
-    int fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, stat, sizeof(stat)) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0 || procfs_parse_stat(stat, (size_t)n, &st) < 0 || st.start_time != q->start_time) {
-        close(dirfd);
-        return;
+    while (r->sock >= 0 && r->sent < r->count) {
+        if (send(r->sock, at(r, r->sent), sizeof(struct argv_request), MSG_NOSIGNAL) < 0)
+            return; /* full (EAGAIN), or the helper is gone: the next poll sees */
+        if (r->sent++ == 0)
+            r->head_since = now_boottime_usec();
     }
-    fd = openat(dirfd, "cmdline", O_RDONLY | O_CLOEXEC);
-    close(dirfd);
-    if (fd < 0)
-        return;
-    size_t used = 0;
-    while (used < ARGV_CAP && (n = read(fd, buf + used, ARGV_CAP - used)) > 0)
-        used += (size_t)n;
-    close(fd);
-    if (used > 0 && buf[used - 1] == '\0')
-        used--;
-    a->status = ARGV_OK;
-    a->argv = buf;
-    a->len = used < ARGV_KEEP ? used : ARGV_KEEP;
-    a->total = used;
-    sha256_hex(buf, used, a->sha256);
 }
 
-int argv_reader_poll(struct argv_reader *r, uint64_t now, uint64_t wait_usec,
-                     void (*fn)(const struct argv_answer *a, void *arg), void *arg)
+static void pop(struct argv_reader *r)
 {
-    (void)now;
-    (void)wait_usec;
-    char *buf = xmalloc(ARGV_CAP);
-    for (size_t i = 0; i < r->count; i++) {
-        struct argv_answer a = {0};
-        read_one(r->proc_fd, &r->queue[i], &a, buf);
+    r->head = (r->head + 1) % r->capacity;
+    r->count--;
+    if (r->sent)
+        r->sent--;
+    r->head_since = now_boottime_usec(); /* the next one starts now */
+}
+
+enum unread { HEAD, HEAD_AND_ITS_TAG, ALL };
+
+/* Answer requests without reading them: the oldest, the oldest and the
+ * others of its tag, or all. */
+static size_t answer_unread(struct argv_reader *r, enum argv_status status, enum unread which,
+                            void (*fn)(const struct argv_answer *a, void *arg), void *arg)
+{
+    if (!r->count)
+        return 0;
+    uint32_t tag = at(r, 0)->tag;
+    size_t n = 0, kept = 0, count = r->count;
+    struct argv_request *rest = xreallocarray(NULL, count, sizeof(*rest));
+    for (size_t i = 0; i < count; i++) {
+        struct argv_request q = *at(r, i);
+        if (i > 0 && (which == HEAD || (which == HEAD_AND_ITS_TAG && q.tag != tag))) {
+            rest[kept++] = q;
+            continue;
+        }
+        struct argv_answer a = {.pid = q.pid, .start_time = q.start_time, .tag = q.tag,
+                                .status = status};
         fn(&a, arg);
+        n++;
     }
-    r->count = 0;
-    free(buf);
-    return 0;
+    r->blocked += status == ARGV_BLOCKED ? n : 0;
+    for (size_t i = 0; i < kept; i++)
+        r->queue[i] = rest[i];
+    free(rest);
+    r->head = 0;
+    r->count = kept;
+    r->sent = 0;
+    return n;
+}
+
+/* The helper stalled on the oldest request (ARGV_BLOCKED: it and the
+ * others of its owner are not read), or died on it (ARGV_ERROR: so that
+ * a request that kills helpers kills no more than one).  The rest go to
+ * the next helper. */
+static size_t drop_helper(struct argv_reader *r, enum argv_status status,
+                          void (*fn)(const struct argv_answer *a, void *arg), void *arg)
+{
+    bool was_reading = r->sent > 0;
+    end_helper(r);
+    if (!was_reading)
+        return 0;
+    return answer_unread(r, status, status == ARGV_BLOCKED ? HEAD_AND_ITS_TAG : HEAD, fn, arg);
+}
+
+/* A new helper for the requests waiting; with ARGV_STUCK_MAX killed
+ * ones still waiting on their reads, or none to be had, they are
+ * answered ARGV_ERROR. */
+static size_t new_helper(struct argv_reader *r,
+                         void (*fn)(const struct argv_answer *a, void *arg), void *arg)
+{
+    reap_stuck(r);
+    r->restarts++;
+    if (r->stuck_count < ARGV_STUCK_MAX && spawn(r) == 0)
+        return 0;
+    return answer_unread(r, ARGV_ERROR, ALL, fn, arg);
+}
+
+/* Take the answers waiting on the socket.  -1 when the helper is gone
+ * (or said something it cannot have meant). */
+static int take_answers(struct argv_reader *r, void (*fn)(const struct argv_answer *a, void *arg),
+                        void *arg, size_t *taken)
+{
+    for (;;) {
+        ssize_t n = recv(r->sock, r->answer, sizeof(r->answer), 0);
+        if (n < 0)
+            return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        const struct wire_answer *w = (const struct wire_answer *)r->answer;
+        if (n == 0 || (size_t)n < sizeof(*w) || !r->sent || w->len > ARGV_KEEP ||
+            (size_t)n != sizeof(*w) + (w->status == ARGV_OK ? w->len : 0))
+            return -1;
+        struct argv_request q = *at(r, 0);
+        pop(r);
+        struct argv_answer a = {
+            .pid = q.pid, .start_time = q.start_time, .tag = q.tag, .status = w->status,
+            .argv = r->answer + sizeof(*w), .len = w->len, .total = w->total, .cut = w->cut,
+        };
+        memcpy(a.sha256, w->sha256, sizeof(a.sha256));
+        a.sha256[64] = '\0';
+        fn(&a, arg);
+        (*taken)++;
+    }
+}
+
+size_t argv_reader_poll(struct argv_reader *r, uint64_t wait_usec,
+                        void (*fn)(const struct argv_answer *a, void *arg), void *arg)
+{
+    size_t taken = 0;
+    uint64_t until = now_boottime_usec() + wait_usec;
+    bool started = false; /* one new helper a call at most, whatever becomes of it */
+    reap_stuck(r);
+    for (;;) {
+        if (r->sock < 0 && r->count) {
+            if (started)
+                return taken;
+            taken += new_helper(r, fn, arg);
+            started = true;
+            continue;
+        }
+        send_queued(r);
+        if (r->sock >= 0 && take_answers(r, fn, arg, &taken) < 0) {
+            taken += drop_helper(r, ARGV_ERROR, fn, arg);
+            continue;
+        }
+        if (!r->count)
+            return taken;
+        uint64_t now = now_boottime_usec();
+        uint64_t stall = r->head_since + ARGV_STALL_USEC;
+        if (r->sent && now >= stall) {
+            taken += drop_helper(r, ARGV_BLOCKED, fn, arg);
+            continue;
+        }
+        if (now >= until)
+            return taken;
+        uint64_t next = r->sent && stall < until ? stall : until;
+        struct pollfd p = {.fd = r->sock, .events = POLLIN};
+        poll(&p, 1, (int)((next - now + 999) / 1000));
+    }
 }
 
 int argv_reader_fd(const struct argv_reader *r)
 {
-    (void)r;
-    return -1;
+    return r->sock;
 }
 
 uint64_t argv_reader_deadline(const struct argv_reader *r)
 {
-    (void)r;
-    return 0;
+    return r->count && r->sent ? r->head_since + ARGV_STALL_USEC : 0;
 }

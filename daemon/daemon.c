@@ -423,6 +423,10 @@ static int wait_timeout_ms(const struct daemon *d, bool drain_waits)
     uint64_t next = d->next_sample < d->next_sweep ? d->next_sample : d->next_sweep;
     if (d->next_stop && d->next_stop < next)
         next = d->next_stop;
+    /* A command line reader that stalls is replaced at its deadline. */
+    uint64_t reader = argv_reader_deadline(&d->sampler.argv);
+    if (reader && reader < next)
+        next = reader;
     if (drain_waits && d->next_drain < next)
         next = d->next_drain;
     return next > now ? (int)((next - now + 999) / 1000) : 0;
@@ -452,14 +456,23 @@ void daemon_run(struct daemon *d)
         bool drain_waits = listening(d) && !watch;
         int ms = wait_timeout_ms(d, drain_waits);
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-        struct pollfd pfd[2] = {{.fd = d->connector.fd, .events = POLLIN},
-                                {.fd = d->exits.fd, .events = POLLIN}};
+        /* The kernel's sockets (first, while watched), and the command
+         * line reader, whose answers are taken as they come. */
+        struct pollfd pfd[3] = {{.fd = d->connector.fd, .events = POLLIN},
+                                {.fd = d->exits.fd, .events = POLLIN},
+                                {.fd = argv_reader_fd(&d->sampler.argv), .events = POLLIN}};
+        if (!watch)
+            pfd[0].fd = pfd[1].fd = -1;
         /* Signals are delivered only inside ppoll: no lost wake-up. */
         /* POLLERR too: an overflow (ENOBUFS) is reported that way. */
-        if (ppoll(pfd, watch ? 2 : 0, &ts, &waiting) > 0 && (pfd[0].revents || pfd[1].revents))
+        int ready = ppoll(pfd, 3, &ts, &waiting);
+        if (ready > 0 && (pfd[0].revents || pfd[1].revents))
             drain_news(d);
         else if (drain_waits && now_boottime_usec() >= d->next_drain)
-            d->next_drain = 0; /* watch the socket again */
+            d->next_drain = 0; /* watch the sockets again */
+        uint64_t reader = argv_reader_deadline(&d->sampler.argv);
+        if ((ready > 0 && pfd[2].revents) || (reader && now_boottime_usec() >= reader))
+            sampler_take_argv(&d->sampler, &d->policy);
     }
     sigprocmask(SIG_UNBLOCK, &blocked, NULL);
 }

@@ -252,11 +252,27 @@ static void set_program(struct sampler *s, const struct policy *p, struct tracke
     classify(p, t);
 }
 
+static bool withheld(const struct sampler *s, uid_t owner)
+{
+    size_t at = uid_position(s->withheld, s->withheld_count, sizeof(*s->withheld), 0, owner);
+    return at < s->withheld_count && s->withheld[at] == owner;
+}
+
+static void withhold(struct sampler *s, uid_t owner)
+{
+    size_t at = uid_position(s->withheld, s->withheld_count, sizeof(*s->withheld), 0, owner);
+    if (at == s->withheld_count || s->withheld[at] != owner) {
+        s->withheld = insert_at(s->withheld, &s->withheld_count, &s->withheld_capacity,
+                                sizeof(*s->withheld), at);
+        s->withheld[at] = owner;
+    }
+}
+
 static void ask_argv(struct sampler *s, struct tracked_proc *t)
 {
-    if (t->argv_blocked || t->argv_pending)
+    if (t->argv_blocked || t->argv_pending || withheld(s, t->owner))
         return;
-    if (argv_reader_request(&s->argv, t->pid, t->start_time) == 0) {
+    if (argv_reader_request(&s->argv, t->pid, t->start_time, t->owner) == 0) {
         t->argv_pending = true;
         s->stats.argv_reads++;
     }
@@ -317,6 +333,7 @@ static void take_argv(const struct argv_answer *a, void *arg)
     if (a->status == ARGV_BLOCKED && !t->argv_blocked) {
         t->argv_blocked = true;
         t->argv_pending = false;
+        withhold(s, t->owner);
         note_blocked(s, t);
     }
     if (!t->argv_pending)
@@ -334,7 +351,7 @@ static void take_argv(const struct argv_answer *a, void *arg)
 static void poll_argv(struct sampler *s, const struct policy *p, uint64_t wait_usec)
 {
     struct argv_context c = {s, p};
-    argv_reader_poll(&s->argv, now_boottime_usec(), wait_usec, take_argv, &c);
+    argv_reader_poll(&s->argv, wait_usec, take_argv, &c);
 }
 
 /* ---- where a process is (per-user counters only) ---- */
@@ -1047,9 +1064,10 @@ void sampler_fill_argv(struct sampler *s, const struct policy *p, struct snapsho
     for (size_t i = 0; i < n; i++) {
         const struct proc_sample *ps = &snap->procs[idx[i]];
         const struct tracked_proc *t = lookup(s, ps->pid);
-        if (ps->argv || (t && t->start_time == ps->start_time && t->argv_blocked))
+        if (ps->argv || withheld(s, ps->uid) ||
+            (t && t->start_time == ps->start_time && t->argv_blocked))
             continue;
-        if (argv_reader_request(&s->argv, ps->pid, ps->start_time) == 0)
+        if (argv_reader_request(&s->argv, ps->pid, ps->start_time, ps->uid) == 0)
             asked++;
     }
     if (!asked)
@@ -1120,6 +1138,17 @@ static void find_strays(struct sampler *s, uint32_t sweep_generation)
     }
 }
 
+/* An owner's command lines are asked for again once none of their
+ * processes whose read stalled is left. */
+static void rebuild_withheld(struct sampler *s)
+{
+    s->withheld_count = 0;
+    for (size_t b = 0; b < s->bucket_count; b++)
+        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next)
+            if (t->argv_blocked)
+                withhold(s, t->owner);
+}
+
 /* Owners follow /etc/subuid: a changed file starts every process over. */
 static void refresh_owners(struct sampler *s)
 {
@@ -1172,6 +1201,7 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
     prune(s, sweep_generation);
     if (s->use_counters)
         find_strays(s, sweep_generation);
+    rebuild_withheld(s);
 }
 
 size_t sampler_take_new(struct sampler *s, const struct new_proc **procs)
@@ -1358,6 +1388,7 @@ void sampler_free(struct sampler *s)
     free(s->new_procs);
     free(s->blocked);
     free(s->credits);
+    free(s->withheld);
     pid_marks_free(&s->marks);
     if (s->proc_dir)
         closedir(s->proc_dir);

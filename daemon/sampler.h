@@ -123,6 +123,12 @@ struct sampler {
     struct snapshot *argv_snap;
     struct blocked_argv *blocked;
     size_t blocked_count, blocked_capacity;
+    /* Owners with a process whose command line stalled its reader: their
+     * command lines are not asked for until none of those is left (each
+     * such read may hold a reader process for as long as its owner
+     * likes).  Sorted; made anew at each sweep. */
+    uid_t *withheld;
+    size_t withheld_count, withheld_capacity;
     struct exit_credit *credits;    /* sorted by owner */
     size_t credit_count, credit_capacity;
     uint64_t boot_realtime_usec;    /* to compare taskstats' start times with stat's */

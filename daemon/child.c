@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -40,97 +42,134 @@ static _Noreturn void child_main(child_fn *fn, void *arg, int in_fd, pid_t paren
     _exit(fn(arg));
 }
 
-static int remaining_ms(uint64_t deadline)
+/* Write what the child takes now.  A socket rather than a pipe, so
+ * MSG_NOSIGNAL keeps a child that exits early from killing the daemon
+ * with SIGPIPE; the end of the input (or a child that will not read it)
+ * closes it. */
+static void feed(struct child *c)
 {
-    uint64_t now = now_boottime_usec();
-    if (now >= deadline)
-        return 0;
-    uint64_t ms = (deadline - now + 999) / 1000;
-    return ms > 60 * 60 * 1000 ? 60 * 60 * 1000 : (int)ms;
-}
-
-/* Write the input while the child lives and the deadline allows; a child
- * that does not read it (or exits first) costs no more than the deadline.
- * A socket rather than a pipe, so MSG_NOSIGNAL keeps a child that exits
- * early from killing the daemon with SIGPIPE. */
-static void feed(int fd, int pidfd, const char *input, size_t len, uint64_t deadline)
-{
-    while (len > 0) {
-        struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = fd, .events = POLLOUT}};
-        int n = poll(p, 2, remaining_ms(deadline));
-        if (n < 0 && errno == EINTR)
+    while (c->input_fd >= 0 && c->input_done < c->input_len) {
+        ssize_t w = send(c->input_fd, c->input + c->input_done, c->input_len - c->input_done,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno == EINTR)
             continue;
-        if (n <= 0 || p[0].revents || (p[1].revents & (POLLERR | POLLHUP)))
+        if (w < 0 && errno == EAGAIN)
             return;
-        ssize_t w = send(fd, input, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0 && errno != EAGAIN && errno != EINTR)
-            return;
-        if (w > 0) {
-            input += w;
-            len -= (size_t)w;
-        }
-    }
-}
-
-/* Wait for the exit through the pidfd; past the deadline, SIGKILL it
- * there (the pidfd cannot reach another process).  Always reaps. */
-static enum child_result finish(pid_t pid, int pidfd, uint64_t deadline, int *status)
-{
-    enum child_result result = CHILD_EXITED;
-    for (;;) {
-        struct pollfd p = {.fd = pidfd, .events = POLLIN};
-        int n = poll(&p, 1, remaining_ms(deadline));
-        if (n > 0)
+        if (w < 0)
             break;
-        if (n < 0 && errno == EINTR)
-            continue;
-        pidfd_signal_(pidfd, SIGKILL);
-        result = CHILD_TIMED_OUT;
-        break;
+        c->input_done += (size_t)w;
     }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (status)
-        *status = st;
-    return result;
+    if (c->input_fd >= 0)
+        close(c->input_fd);
+    c->input_fd = -1;
+    free(c->input);
+    c->input = NULL;
 }
 
-enum child_result child_run(child_fn *fn, void *arg, const char *input, size_t input_len,
-                            uint64_t timeout_usec, int *status)
+int child_start(struct child *c, child_fn *fn, void *arg, const char *input, size_t input_len,
+                uint64_t timeout_usec)
 {
-    uint64_t deadline = now_boottime_usec() + timeout_usec;
+    memset(c, 0, sizeof(*c));
+    c->pid = c->pidfd = c->input_fd = -1;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-        return CHILD_ERROR;
+        return -1;
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0)
         child_main(fn, arg, sv[1], parent);
     int e = errno;
     close(sv[1]);
-    if (pid < 0) {
-        close(sv[0]);
-        errno = e;
-        return CHILD_ERROR;
-    }
     /* Our own unreaped child: the pid cannot have been recycled yet. */
-    int pidfd = pidfd_open_(pid);
+    int pidfd = pid > 0 ? pidfd_open_(pid) : -1;
+    e = pid > 0 ? errno : e;
     if (pidfd < 0) {
-        e = errno;
-        kill(pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
         close(sv[0]);
         errno = e;
-        return CHILD_ERROR;
+        return -1;
     }
-    if (input)
-        feed(sv[0], pidfd, input, input_len, deadline);
-    close(sv[0]); /* end of input */
-    enum child_result result = finish(pid, pidfd, deadline, status);
-    close(pidfd);
+    c->pid = pid;
+    c->pidfd = pidfd;
+    c->input_fd = sv[0];
+    c->deadline = now_boottime_usec() + timeout_usec;
+    if (input && input_len) {
+        c->input = xmalloc(input_len);
+        memcpy(c->input, input, input_len);
+        c->input_len = input_len;
+    }
+    feed(c);
+    return 0;
+}
+
+bool child_check(struct child *c, enum child_result *result, int *status)
+{
+    feed(c);
+    if (!c->killed && now_boottime_usec() >= c->deadline) {
+        pidfd_signal_(c->pidfd, SIGKILL); /* the pidfd cannot reach another process */
+        c->killed = true;
+        if (c->input_fd >= 0) {
+            c->input_len = 0; /* nothing more for it */
+            feed(c);
+        }
+    }
+    int st = 0;
+    pid_t got;
+    while ((got = waitpid(c->pid, &st, WNOHANG)) < 0 && errno == EINTR)
+        ;
+    if (got != c->pid)
+        return false;
+    if (c->input_fd >= 0) {
+        c->input_len = 0;
+        feed(c);
+    }
+    close(c->pidfd);
+    c->pidfd = -1;
+    *result = c->killed ? CHILD_TIMED_OUT : CHILD_EXITED;
+    if (status)
+        *status = st;
+    return true;
+}
+
+size_t child_pollfds(const struct child *c, struct pollfd *out)
+{
+    size_t n = 0;
+    out[n++] = (struct pollfd){.fd = c->pidfd, .events = POLLIN};
+    if (c->input_fd >= 0)
+        out[n++] = (struct pollfd){.fd = c->input_fd, .events = POLLOUT};
+    return n;
+}
+
+uint64_t child_deadline(const struct child *c)
+{
+    return c->killed ? 0 : c->deadline;
+}
+
+enum child_result child_wait(struct child *c, int *status)
+{
+    enum child_result result;
+    while (!child_check(c, &result, status)) {
+        struct pollfd p[2];
+        size_t n = child_pollfds(c, p);
+        uint64_t now = now_boottime_usec(), until = child_deadline(c);
+        /* Killed: it is reaped when it dies, whenever that is. */
+        int ms = !until ? -1 : until > now ? (int)((until - now + 999) / 1000) : 0;
+        poll(p, n, ms);
+    }
     return result;
+}
+
+enum child_result child_run(child_fn *fn, void *arg, const char *input, size_t input_len,
+                            uint64_t timeout_usec, int *status)
+{
+    struct child c;
+    if (child_start(&c, fn, arg, input, input_len, timeout_usec) < 0)
+        return CHILD_ERROR;
+    return child_wait(&c, status);
 }
 
 void child_describe_status(int status, char *buf, size_t len)

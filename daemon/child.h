@@ -1,13 +1,16 @@
 /* Running a short-lived child that may hang (a desktop notification over
  * a user's D-Bus, a sendmail command) without ever letting it stall the
- * daemon: the parent feeds the child's stdin and waits through a pidfd,
- * both with a deadline, and SIGKILLs and reaps it when the deadline
- * passes.  Shared by the notice channels. */
+ * daemon: the parent feeds the child's stdin and watches it through a
+ * pidfd, both without blocking, and SIGKILLs and reaps it when its
+ * deadline passes.  Shared by the notice channels. */
 #ifndef LOGINGUARD_CHILD_H
 #define LOGINGUARD_CHILD_H
 
+#include <poll.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Runs in the child; its return value is the child's exit status. */
 typedef int child_fn(void *arg);
@@ -18,14 +21,42 @@ enum child_result {
     CHILD_ERROR,      /* could not start it; errno kept */
 };
 
+/* A child under way: the daemon's main loop feeds it, watches it and
+ * kills it at its deadline without ever waiting for it. */
+struct child {
+    pid_t pid;
+    int pidfd;            /* readable once it has exited */
+    int input_fd;         /* its stdin, while input is left to write; else -1 */
+    char *input;
+    size_t input_len, input_done;
+    uint64_t deadline;    /* boottime usec */
+    bool killed;          /* past the deadline: SIGKILLed, to be reaped */
+};
+
 /* Fork a child that runs fn(arg) and then _exit()s with its return value,
  * so none of the daemon's atexit handlers or stdio buffers run twice.  The
- * child has input (input_len bytes; NULL: nothing) on stdin, /dev/null on
- * stdout, the daemon's stderr, no other descriptor, default signal
- * handling, an empty signal mask, and dies with the daemon (a child that
- * changes its credentials must ask for that again: the kernel resets it).  The parent
- * returns within about timeout_usec whatever the child does.  Call only
- * from the daemon's single thread. */
+ * child has input (input_len bytes, copied; NULL: nothing) on stdin,
+ * /dev/null on stdout, the daemon's stderr, no other descriptor, default
+ * signal handling, an empty signal mask, and dies with the daemon (a child
+ * that changes its credentials must ask for that again: the kernel resets
+ * it).  0, or -1 with errno.  Call only from the daemon's single thread. */
+int child_start(struct child *c, child_fn *fn, void *arg, const char *input, size_t input_len,
+                uint64_t timeout_usec);
+
+/* Without blocking: write what input the child takes, SIGKILL it once past
+ * its deadline, reap it once it has exited.  True when it has been reaped:
+ * *result (CHILD_EXITED or CHILD_TIMED_OUT) and *status tell how. */
+bool child_check(struct child *c, enum child_result *result, int *status);
+
+/* What to poll for it (at most 2 entries), and until when. */
+size_t child_pollfds(const struct child *c, struct pollfd *out);
+uint64_t child_deadline(const struct child *c);
+
+/* Wait for it: returns within about its timeout whatever the child does
+ * (but a killed child that cannot die yet is waited for). */
+enum child_result child_wait(struct child *c, int *status);
+
+/* child_start, then child_wait. */
 enum child_result child_run(child_fn *fn, void *arg, const char *input, size_t input_len,
                             uint64_t timeout_usec, int *status);
 

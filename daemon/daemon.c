@@ -417,19 +417,36 @@ void daemon_tick(struct daemon *d)
         d->next_sample = now + d->policy.sample_interval;
 }
 
-static int wait_timeout_ms(const struct daemon *d, bool drain_waits)
+static void earliest(uint64_t *next, uint64_t t)
+{
+    if (t && t < *next)
+        *next = t;
+}
+
+static int wait_timeout_ms(struct daemon *d, bool drain_waits)
 {
     uint64_t now = now_boottime_usec();
     uint64_t next = d->next_sample < d->next_sweep ? d->next_sample : d->next_sweep;
-    if (d->next_stop && d->next_stop < next)
-        next = d->next_stop;
-    /* A command line reader that stalls is replaced at its deadline. */
-    uint64_t reader = argv_reader_deadline(&d->sampler.argv);
-    if (reader && reader < next)
-        next = reader;
-    if (drain_waits && d->next_drain < next)
-        next = d->next_drain;
+    earliest(&next, d->next_stop);
+    /* A command line reader that stalls is replaced at its deadline, and
+     * a notice child that hangs is killed at its own. */
+    earliest(&next, argv_reader_deadline(&d->sampler.argv));
+    earliest(&next, notify_deadline(d));
+    if (drain_waits)
+        earliest(&next, d->next_drain);
     return next > now ? (int)((next - now + 999) / 1000) : 0;
+}
+
+/* Every descriptor the loop waits on: the kernel's sockets (while
+ * watched), the command line reader, the notice children. */
+enum { PFD_CONNECTOR, PFD_EXITS, PFD_ARGV, PFD_JOBS, PFD_MAX = PFD_JOBS + 2 * NOTICE_JOBS_MAX };
+
+static size_t fill_pollfds(struct daemon *d, bool watch, struct pollfd *pfd)
+{
+    pfd[PFD_CONNECTOR] = (struct pollfd){.fd = watch ? d->connector.fd : -1, .events = POLLIN};
+    pfd[PFD_EXITS] = (struct pollfd){.fd = watch ? d->exits.fd : -1, .events = POLLIN};
+    pfd[PFD_ARGV] = (struct pollfd){.fd = argv_reader_fd(&d->sampler.argv), .events = POLLIN};
+    return PFD_JOBS + notify_pollfds(d, pfd + PFD_JOBS);
 }
 
 void daemon_run(struct daemon *d)
@@ -456,23 +473,20 @@ void daemon_run(struct daemon *d)
         bool drain_waits = listening(d) && !watch;
         int ms = wait_timeout_ms(d, drain_waits);
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-        /* The kernel's sockets (first, while watched), and the command
-         * line reader, whose answers are taken as they come. */
-        struct pollfd pfd[3] = {{.fd = d->connector.fd, .events = POLLIN},
-                                {.fd = d->exits.fd, .events = POLLIN},
-                                {.fd = argv_reader_fd(&d->sampler.argv), .events = POLLIN}};
-        if (!watch)
-            pfd[0].fd = pfd[1].fd = -1;
+        struct pollfd pfd[PFD_MAX];
+        size_t n = fill_pollfds(d, watch, pfd);
         /* Signals are delivered only inside ppoll: no lost wake-up. */
         /* POLLERR too: an overflow (ENOBUFS) is reported that way. */
-        int ready = ppoll(pfd, 3, &ts, &waiting);
-        if (ready > 0 && (pfd[0].revents || pfd[1].revents))
+        int ready = ppoll(pfd, n, &ts, &waiting);
+        if (ready > 0 && (pfd[PFD_CONNECTOR].revents || pfd[PFD_EXITS].revents))
             drain_news(d);
         else if (drain_waits && now_boottime_usec() >= d->next_drain)
             d->next_drain = 0; /* watch the sockets again */
-        uint64_t reader = argv_reader_deadline(&d->sampler.argv);
-        if ((ready > 0 && pfd[2].revents) || (reader && now_boottime_usec() >= reader))
+        uint64_t now = now_boottime_usec(), reader = argv_reader_deadline(&d->sampler.argv);
+        if ((ready > 0 && pfd[PFD_ARGV].revents) || (reader && now >= reader))
             sampler_take_argv(&d->sampler, &d->policy);
+        /* Cheap (a waitpid a child): whenever the loop wakes. */
+        notify_check(d);
     }
     sigprocmask(SIG_UNBLOCK, &blocked, NULL);
 }
@@ -480,6 +494,7 @@ void daemon_run(struct daemon *d)
 void daemon_finish(struct daemon *d)
 {
     sd_notify(0, "STOPPING=1");
+    notify_stop(d);
     log_event(d, "daemon_stopped", NULL);
     save_state(d);
     stop_enforcing(d);

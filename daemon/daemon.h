@@ -9,6 +9,7 @@
 #include "enforcer.h"
 #include "engine.h"
 #include "events.h"
+#include "notice_jobs.h"
 #include "notice_rate.h"
 #include "policy.h"
 #include "proc_connector.h"
@@ -41,6 +42,7 @@ struct daemon {
     struct event_log events;
     struct enforcer enforcer;
     struct notice_rate notice_rate;
+    struct notice_jobs notice_jobs;  /* desktop and mail children under way */
     bool enforcing;        /* enforce mode with its backend open */
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;

@@ -14,8 +14,7 @@
 #include "units.h"
 #include "util.h"
 
-/* A desktop or mail child that takes longer is killed: the daemon waits
- * for it, and sampling must not stall behind a hung bus or MTA. */
+/* A desktop or mail child that takes longer is killed. */
 #define CHILD_TIMEOUT_USEC (2 * USEC_PER_SEC)
 
 static const char *const outcome_names[] = {"sent", "skipped", "failed"};
@@ -48,6 +47,55 @@ static enum notify_outcome send_tty(struct daemon *d, uid_t uid, const struct no
     return written > 0 ? NOTIFY_SENT : NOTIFY_SKIPPED;
 }
 
+static struct child *job_child(struct notice_job *j)
+{
+    return j->email ? &j->send.email.child : &j->send.desktop.child;
+}
+
+static bool job_under_way(const struct daemon *d, uid_t uid, enum notice_kind kind)
+{
+    for (size_t i = 0; i < d->notice_jobs.count; i++)
+        if (d->notice_jobs.items[i].uid == uid && d->notice_jobs.items[i].kind == kind)
+            return true;
+    return false;
+}
+
+/* Start a desktop or mail child: NOTIFY_PENDING, its job kept for
+ * notify_check; or the outcome at once. */
+static enum notify_outcome start_job(struct daemon *d, bool email, uid_t uid, const char *user,
+                                     enum notice_kind kind, const struct notice *n, char *msg,
+                                     size_t len)
+{
+    struct notice_jobs *jobs = &d->notice_jobs;
+    if (jobs->count == NOTICE_JOBS_MAX) {
+        snprintf(msg, len, "%d desktop and mail notices are being sent already; this one was "
+                 "not", NOTICE_JOBS_MAX);
+        return NOTIFY_FAILED;
+    }
+    struct notice_job *j = &jobs->items[jobs->count];
+    enum notify_outcome o;
+    if (email) {
+        char *to = email_address(user, d->policy.email_domain);
+        o = notify_email_start(&j->send.email, d->policy.sendmail, d->policy.email_from, to,
+                               n->subject, n->body, CHILD_TIMEOUT_USEC, msg, len);
+        free(to);
+    } else {
+        char runtime_dir[64];
+        snprintf(runtime_dir, sizeof(runtime_dir), "/run/user/%u", (unsigned)uid);
+        bool urgent = kind == NOTICE_STOPPED || kind == NOTICE_FORBIDDEN;
+        o = notify_desktop_start(&j->send.desktop, uid, runtime_dir, n->subject, n->body, urgent,
+                                 CHILD_TIMEOUT_USEC, msg, len);
+    }
+    if (o == NOTIFY_PENDING) {
+        j->email = email;
+        j->uid = uid;
+        j->kind = kind;
+        j->user = xstrdup(user ? user : "");
+        jobs->count++;
+    }
+    return o;
+}
+
 /* Send on one channel; msg says more about the outcome. */
 static enum notify_outcome send_on(struct daemon *d, const char *channel, uid_t uid,
                                    const char *user, enum notice_kind kind, const struct notice *n,
@@ -56,20 +104,8 @@ static enum notify_outcome send_on(struct daemon *d, const char *channel, uid_t 
     msg[0] = '\0';
     if (strcmp(channel, "tty") == 0)
         return send_tty(d, uid, n, msg, len);
-    if (strcmp(channel, "desktop") == 0) {
-        char runtime_dir[64];
-        snprintf(runtime_dir, sizeof(runtime_dir), "/run/user/%u", (unsigned)uid);
-        bool urgent = kind == NOTICE_STOPPED || kind == NOTICE_FORBIDDEN;
-        return notify_desktop(uid, runtime_dir, n->subject, n->body, urgent, CHILD_TIMEOUT_USEC,
-                              msg, len);
-    }
-    if (strcmp(channel, "email") == 0) {
-        char *to = email_address(user, d->policy.email_domain);
-        enum notify_outcome o = notify_email(d->policy.sendmail, d->policy.email_from, to,
-                                             n->subject, n->body, CHILD_TIMEOUT_USEC, msg, len);
-        free(to);
-        return o;
-    }
+    if (strcmp(channel, "desktop") == 0 || strcmp(channel, "email") == 0)
+        return start_job(d, strcmp(channel, "email") == 0, uid, user, kind, n, msg, len);
     /* login: kept for the PAM module to show at the next login. */
     return login_notice_add(d->policy.state_dir, uid, now_realtime_usec(), notice_kind_name(kind),
                             n->subject, n->body, msg, len) == 0
@@ -117,6 +153,18 @@ static bool render(struct daemon *d, const struct decision *x, enum notice_kind 
     return rc == 0;
 }
 
+/* A notice reached uid: the next of its kind waits for the rate limit. */
+static void note_reached(struct daemon *d, uid_t uid, enum notice_kind kind)
+{
+    const struct policy *p = &d->policy;
+    uint64_t now = now_realtime_usec();
+    char err[512];
+    notice_rate_note(&d->notice_rate, uid, kind, now);
+    notice_rate_prune(&d->notice_rate, now, p->rate_limit);
+    if (notice_rate_save(&d->notice_rate, p->state_dir, err, sizeof(err)) < 0)
+        event_log_write(&d->events, event_daemon("state_error", err, p, d->events.host, now));
+}
+
 void notify_decision(struct daemon *d, const struct decision *x)
 {
     const struct policy *p = &d->policy;
@@ -128,8 +176,12 @@ void notify_decision(struct daemon *d, const struct decision *x)
     if (!d->enforcing && !p->notify_in_observe)
         return;
     const char *user = users_lookup(&d->sampler.users, p, x->uid)->name;
-    uint64_t now = now_realtime_usec();
-    if (!notice_rate_due(&d->notice_rate, x->uid, kind, now, p->rate_limit)) {
+    if (job_under_way(d, x->uid, kind)) {
+        notice_event(d, x->uid, user, kind, "all", "rate_limited",
+                     "a notice of this kind to this user is still being sent");
+        return;
+    }
+    if (!notice_rate_due(&d->notice_rate, x->uid, kind, now_realtime_usec(), p->rate_limit)) {
         notice_event(d, x->uid, user, kind, "all", "rate_limited", NULL);
         return;
     }
@@ -145,16 +197,75 @@ void notify_decision(struct daemon *d, const struct decision *x)
         char msg[512];
         enum notify_outcome o = send_on(d, p->channels.names[i], x->uid, user, kind, &n, msg,
                                         sizeof(msg));
-        notice_event(d, x->uid, user, kind, p->channels.names[i], outcome_names[o], msg);
+        if (o != NOTIFY_PENDING) /* else its event comes when its child ends */
+            notice_event(d, x->uid, user, kind, p->channels.names[i], outcome_names[o], msg);
         reached = reached || o == NOTIFY_SENT;
     }
     notice_free(&n);
     /* Only a notice that reached the user holds the next one back. */
-    if (!reached)
-        return;
-    notice_rate_note(&d->notice_rate, x->uid, kind, now);
-    char err[512];
-    notice_rate_prune(&d->notice_rate, now, p->rate_limit);
-    if (notice_rate_save(&d->notice_rate, p->state_dir, err, sizeof(err)) < 0)
-        event_log_write(&d->events, event_daemon("state_error", err, p, d->events.host, now));
+    if (reached)
+        note_reached(d, x->uid, kind);
+}
+
+size_t notify_pollfds(struct daemon *d, struct pollfd *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->notice_jobs.count; i++)
+        n += child_pollfds(job_child(&d->notice_jobs.items[i]), out + n);
+    return n;
+}
+
+uint64_t notify_deadline(struct daemon *d)
+{
+    uint64_t first = 0;
+    for (size_t i = 0; i < d->notice_jobs.count; i++) {
+        uint64_t t = child_deadline(job_child(&d->notice_jobs.items[i]));
+        if (t && (!first || t < first))
+            first = t;
+    }
+    return first;
+}
+
+/* The job's child has ended: its event, and the rate limit if it got
+ * through.  Frees the job. */
+static void finish_job(struct daemon *d, struct notice_job *j, enum child_result result,
+                       int status)
+{
+    char msg[512] = "";
+    enum notify_outcome o =
+        j->email ? notify_email_finish(&j->send.email, result, status, msg, sizeof(msg))
+                 : notify_desktop_finish(&j->send.desktop, result, status, msg, sizeof(msg));
+    notice_event(d, j->uid, j->user, j->kind, j->email ? "email" : "desktop", outcome_names[o],
+                 msg);
+    if (o == NOTIFY_SENT)
+        note_reached(d, j->uid, j->kind);
+    free(j->user);
+}
+
+void notify_check(struct daemon *d)
+{
+    struct notice_jobs *jobs = &d->notice_jobs;
+    for (size_t i = 0; i < jobs->count;) {
+        enum child_result result;
+        int status = 0;
+        if (!child_check(job_child(&jobs->items[i]), &result, &status)) {
+            i++;
+            continue;
+        }
+        finish_job(d, &jobs->items[i], result, status);
+        jobs->items[i] = jobs->items[--jobs->count];
+    }
+}
+
+void notify_stop(struct daemon *d)
+{
+    struct notice_jobs *jobs = &d->notice_jobs;
+    for (size_t i = 0; i < jobs->count; i++) {
+        struct child *c = job_child(&jobs->items[i]);
+        c->deadline = 0; /* now: killed, and waited for */
+        int status = 0;
+        enum child_result result = child_wait(c, &status);
+        finish_job(d, &jobs->items[i], result, status);
+    }
+    jobs->count = 0;
 }

@@ -145,7 +145,7 @@ static int send_notice(void *arg)
     return DESKTOP_SENT;
 }
 
-static enum notify_outcome outcome_of(int status, const struct desktop_job *job, char *err,
+static enum notify_outcome outcome_of(int status, const struct desktop_send *s, char *err,
                                       size_t err_len)
 {
     if (WIFEXITED(status)) {
@@ -154,11 +154,11 @@ static enum notify_outcome outcome_of(int status, const struct desktop_job *job,
             return NOTIFY_SENT;
         case DESKTOP_NOT_USER:
             snprintf(err, err_len, "the desktop notice child could not become %s (uid %u) "
-                     "fully; nothing was sent", job->user, (unsigned)job->uid);
+                     "fully; nothing was sent", s->user, (unsigned)s->uid);
             return NOTIFY_FAILED;
         case DESKTOP_NOT_SHOWN:
             snprintf(err, err_len, "no notification server on %s's session bus took the "
-                     "notice (%s)", job->user, job->address);
+                     "notice (%s)", s->user, s->address);
             return NOTIFY_FAILED;
         default:
             break;
@@ -166,16 +166,18 @@ static enum notify_outcome outcome_of(int status, const struct desktop_job *job,
     }
     char how[64];
     child_describe_status(status, how, sizeof(how));
-    snprintf(err, err_len, "the desktop notice child for %s %s", job->user, how);
+    snprintf(err, err_len, "the desktop notice child for %s %s", s->user, how);
     return NOTIFY_FAILED;
 }
 
-enum notify_outcome notify_desktop(uid_t uid, const char *runtime_dir, const char *summary,
-                                   const char *body, bool urgent, uint64_t timeout_usec, char *err,
-                                   size_t err_len)
+enum notify_outcome notify_desktop_start(struct desktop_send *s, uid_t uid,
+                                         const char *runtime_dir, const char *summary,
+                                         const char *body, bool urgent, uint64_t timeout_usec,
+                                         char *err, size_t err_len)
 {
     struct passwd pw, *found = NULL;
     char pwbuf[4096];
+    memset(s, 0, sizeof(*s));
     if (uid == 0) {
         snprintf(err, err_len, "desktop notices are never sent as root");
         return NOTIFY_FAILED;
@@ -200,21 +202,48 @@ enum notify_outcome notify_desktop(uid_t uid, const char *runtime_dir, const cha
         .urgent = urgent,
         .parent = getpid(),
     };
-    int status;
+    s->uid = uid;
+    s->user = xstrdup(found->pw_name);
+    s->address = job.address; /* the child has its own copy of the job */
+    s->timeout_usec = timeout_usec;
+    if (child_start(&s->child, send_notice, &job, NULL, 0, timeout_usec) == 0)
+        return NOTIFY_PENDING;
+    snprintf(err, err_len, "could not fork the desktop notice child: %s", strerror(errno));
+    notify_desktop_free(s);
+    return NOTIFY_FAILED;
+}
+
+enum notify_outcome notify_desktop_finish(struct desktop_send *s, enum child_result result,
+                                          int status, char *err, size_t err_len)
+{
     enum notify_outcome outcome = NOTIFY_FAILED;
-    switch (child_run(send_notice, &job, NULL, 0, timeout_usec, &status)) {
-    case CHILD_ERROR:
-        snprintf(err, err_len, "could not fork the desktop notice child: %s", strerror(errno));
-        break;
-    case CHILD_TIMED_OUT:
+    if (result == CHILD_TIMED_OUT)
         snprintf(err, err_len, "the desktop notice to %s took more than %llu ms and was "
-                 "stopped; is the session bus at %s hung?", job.user,
-                 (unsigned long long)(timeout_usec / 1000), job.address);
-        break;
-    case CHILD_EXITED:
-        outcome = outcome_of(status, &job, err, err_len);
-        break;
-    }
-    free(job.address);
+                 "stopped; is the session bus at %s hung?", s->user,
+                 (unsigned long long)(s->timeout_usec / 1000), s->address);
+    else
+        outcome = outcome_of(status, s, err, err_len);
+    notify_desktop_free(s);
     return outcome;
+}
+
+void notify_desktop_free(struct desktop_send *s)
+{
+    free(s->user);
+    free(s->address);
+    s->user = s->address = NULL;
+}
+
+enum notify_outcome notify_desktop(uid_t uid, const char *runtime_dir, const char *summary,
+                                   const char *body, bool urgent, uint64_t timeout_usec, char *err,
+                                   size_t err_len)
+{
+    struct desktop_send s;
+    enum notify_outcome o = notify_desktop_start(&s, uid, runtime_dir, summary, body, urgent,
+                                                 timeout_usec, err, err_len);
+    if (o != NOTIFY_PENDING)
+        return o;
+    int status = 0;
+    enum child_result result = child_wait(&s.child, &status);
+    return notify_desktop_finish(&s, result, status, err, err_len);
 }

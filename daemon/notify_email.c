@@ -197,35 +197,12 @@ static int split_command(char *copy, struct sendmail_run *run)
     return n ? 0 : -1;
 }
 
-static enum notify_outcome run_sendmail(struct sendmail_run *run, const char *message,
-                                        uint64_t timeout_usec, char *err, size_t err_len)
+enum notify_outcome notify_email_start(struct email_send *s, const char *sendmail_command,
+                                       const char *from, const char *to, const char *subject,
+                                       const char *body, uint64_t timeout_usec, char *err,
+                                       size_t err_len)
 {
-    const char *name = run->argv[0];
-    int status;
-    switch (child_run(exec_sendmail, run, message, strlen(message), timeout_usec, &status)) {
-    case CHILD_ERROR:
-        snprintf(err, err_len, "could not start '%s': %s", name, strerror(errno));
-        return NOTIFY_FAILED;
-    case CHILD_TIMED_OUT:
-        snprintf(err, err_len, "'%s' did not finish within %llu ms and was killed; is the mail "
-                 "system up?", name, (unsigned long long)(timeout_usec / 1000));
-        return NOTIFY_FAILED;
-    case CHILD_EXITED:
-        break;
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return NOTIFY_SENT;
-    char how[64];
-    child_describe_status(status, how, sizeof(how));
-    snprintf(err, err_len, "'%s' %s; the mail was not sent (see the mail system's log)", name,
-             how);
-    return NOTIFY_FAILED;
-}
-
-enum notify_outcome notify_email(const char *sendmail_command, const char *from, const char *to,
-                                 const char *subject, const char *body, uint64_t timeout_usec,
-                                 char *err, size_t err_len)
-{
+    memset(s, 0, sizeof(*s));
     char *copy = xstrdup(sendmail_command);
     struct sendmail_run run;
     enum notify_outcome outcome = NOTIFY_FAILED;
@@ -238,9 +215,56 @@ enum notify_outcome notify_email(const char *sendmail_command, const char *from,
                  run.argv[0], run.argv[0][0] != '/' ? "not absolute" : strerror(errno));
     } else {
         char *message = email_compose(from, to, subject, body, time(NULL));
-        outcome = run_sendmail(&run, message, timeout_usec, err, err_len);
+        s->program = xstrdup(run.argv[0]);
+        s->timeout_usec = timeout_usec;
+        if (child_start(&s->child, exec_sendmail, &run, message, strlen(message),
+                        timeout_usec) == 0) {
+            outcome = NOTIFY_PENDING;
+        } else {
+            snprintf(err, err_len, "could not start '%s': %s", s->program, strerror(errno));
+            notify_email_free(s);
+        }
         free(message);
     }
     free(copy);
     return outcome;
+}
+
+enum notify_outcome notify_email_finish(struct email_send *s, enum child_result result,
+                                        int status, char *err, size_t err_len)
+{
+    enum notify_outcome outcome = NOTIFY_FAILED;
+    if (result == CHILD_TIMED_OUT) {
+        snprintf(err, err_len, "'%s' did not finish within %llu ms and was killed; is the mail "
+                 "system up?", s->program, (unsigned long long)(s->timeout_usec / 1000));
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        outcome = NOTIFY_SENT;
+    } else {
+        char how[64];
+        child_describe_status(status, how, sizeof(how));
+        snprintf(err, err_len, "'%s' %s; the mail was not sent (see the mail system's log)",
+                 s->program, how);
+    }
+    notify_email_free(s);
+    return outcome;
+}
+
+void notify_email_free(struct email_send *s)
+{
+    free(s->program);
+    s->program = NULL;
+}
+
+enum notify_outcome notify_email(const char *sendmail_command, const char *from, const char *to,
+                                 const char *subject, const char *body, uint64_t timeout_usec,
+                                 char *err, size_t err_len)
+{
+    struct email_send s;
+    enum notify_outcome o = notify_email_start(&s, sendmail_command, from, to, subject, body,
+                                               timeout_usec, err, err_len);
+    if (o != NOTIFY_PENDING)
+        return o;
+    int status = 0;
+    enum child_result result = child_wait(&s.child, &status);
+    return notify_email_finish(&s, result, status, err, err_len);
 }

@@ -8,13 +8,33 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "child.h"
 #include "notify_outcome.h"
 
-/* Run the sendmail command (argv split on spaces, e.g. "/usr/sbin/sendmail
- * -i -t"; no shell; the program must be an absolute path) as a child with
- * the message from email_compose() on stdin, bounded by timeout_usec
- * (killed and reaped after it).  An exit status other than 0 is a failure
- * whose err names the command. */
+/* A mail under way. */
+struct email_send {
+    struct child child;
+    char *program;
+    uint64_t timeout_usec;
+};
+
+/* Start the sendmail command (argv split on spaces, e.g.
+ * "/usr/sbin/sendmail -i -t"; no shell; the program must be an absolute
+ * path) as a child with the message from email_compose() on stdin.
+ * NOTIFY_PENDING: under way in s->child, killed at timeout_usec; once
+ * child_check() says it has ended, notify_email_finish() tells the
+ * outcome: an exit status other than 0 is a failure whose err names the
+ * command.  Otherwise NOTIFY_FAILED with err. */
+enum notify_outcome notify_email_start(struct email_send *s, const char *sendmail_command,
+                                       const char *from, const char *to, const char *subject,
+                                       const char *body, uint64_t timeout_usec, char *err,
+                                       size_t err_len);
+/* The outcome of a child that has ended; frees s. */
+enum notify_outcome notify_email_finish(struct email_send *s, enum child_result result,
+                                        int status, char *err, size_t err_len);
+void notify_email_free(struct email_send *s);
+
+/* Start and wait: the whole send, for tools and tests. */
 enum notify_outcome notify_email(const char *sendmail_command, const char *from, const char *to,
                                  const char *subject, const char *body, uint64_t timeout_usec,
                                  char *err, size_t err_len);

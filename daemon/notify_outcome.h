@@ -7,6 +7,7 @@ enum notify_outcome {
     NOTIFY_SENT,
     NOTIFY_SKIPPED, /* the channel does not reach this user (no session bus) */
     NOTIFY_FAILED,  /* err says why */
+    NOTIFY_PENDING, /* a child is sending it: the outcome comes when it ends */
 };
 
 #endif

@@ -1,9 +1,11 @@
 """Stalling or confusing the daemon, done for real: a second instance
-that would fight the first over the same cgroups, and processes that
-rename themselves all the time with long hostile command lines."""
+that would fight the first over the same cgroups, processes that rename
+themselves all the time with long hostile command lines, and a user whose
+session bus and mail never answer."""
 
 import os
 import shutil
+import socket
 import subprocess
 import time
 
@@ -93,6 +95,76 @@ class RenameStorm(lgtest.DaemonTestCase):
         delay = lgtest.iso_to_epoch(stopping["time"]) - started
         self.assertLessEqual(delay, 2 * SAMPLE + 0.5,
                              f"stopped {delay:.1f}s after it started, during the storm")
+
+
+class HungNotices(lgtest.DaemonTestCase):
+    """A user whose session bus accepts and never answers, on a node whose
+    mail system hangs: every notice to them starts two children that hang
+    until they are killed at 2 s.  Nobody's sample waits for them."""
+
+    @classmethod
+    def policy(cls):
+        return lgtest.enforcing(cls.parent, cls.workdir) + f"""
+[notify]
+channels = desktop, email
+sendmail = {cls.workdir}/hung-sendmail -i -t
+rate_limit = 0s
+"""
+
+    @classmethod
+    def daemon_rules(cls):
+        return [{"name": "test-miner", "class": "forbidden", "comm": "lgminer"}]
+
+    @classmethod
+    def prepare(cls):
+        with open(f"{cls.workdir}/hung-sendmail", "w") as f:
+            f.write("#!/bin/sh\nexec sleep 600\n")
+        os.chmod(f"{cls.workdir}/hung-sendmail", 0o755)
+
+    def hung_bus(self, user):
+        """/run/user/UID/bus of user: a socket that takes connections into
+        its backlog and never answers.  (This host's systemd does not run
+        as pid 1, so no one else makes /run/user/UID here; test uids are
+        far above any real user's.)"""
+        runtime = f"/run/user/{user.pw_uid}"
+        os.makedirs(runtime, 0o700)
+        os.chown(runtime, user.pw_uid, user.pw_gid)
+        self.addCleanup(shutil.rmtree, runtime, ignore_errors=True)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.addCleanup(listener.close)
+        listener.bind(f"{runtime}/bus")
+        os.chown(f"{runtime}/bus", user.pw_uid, user.pw_gid)
+        listener.listen(64)
+
+    def test_hung_bus_and_mail_delay_no_one(self):
+        hung = self.users.add("lgtest33")
+        other = self.users.add("lgtest34")
+        self.hung_bus(hung)
+        miner = lgtest.private_copy(lgtest.SPIN, self.workdir, "lgminer")
+        mark = self.daemon.mark()
+        # A new forbidden program every 0.3 s: a notice to hung (two
+        # children that hang) whenever none is under way.
+        loop = self.procs.start(["/bin/sh", "-c", f"while :; do {miner} 1 0.05 & sleep 0.3; done"],
+                                hung)
+        self.daemon.wait_event(10, after=mark, event="notice", uid=hung.pw_uid,
+                               channel="desktop")
+        started = time.time()
+        proc = self.procs.start([miner, "1", "0.05"], other)
+        stopping = self.daemon.wait_event(15, after=mark, event="process_stopping",
+                                          uid=other.pw_uid)
+        self.assertEqual(stopping["process"]["pid"], proc.pid)
+        delay = lgtest.iso_to_epoch(stopping["time"]) - started
+        self.assertLessEqual(delay, 2 * SAMPLE + 0.5,
+                             f"stopped {delay:.1f}s after it started, while notices hung")
+        loop.kill()
+        # Each hung child was killed at its deadline, and said so.
+        desktop = self.daemon.find(mark, event="notice", uid=hung.pw_uid, channel="desktop")[0]
+        self.assertEqual(desktop["outcome"], "failed")
+        self.assertIn("took more than 2000 ms and was stopped", desktop["message"])
+        email = self.daemon.wait_event(5, after=mark, event="notice", uid=hung.pw_uid,
+                                       channel="email")
+        self.assertEqual(email["outcome"], "failed")
+        self.assertIn("did not finish within 2000 ms", email["message"])
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ struct wire_answer {
     char sha256[65];
 };
 _Static_assert(sizeof(struct wire_answer) <= ARGV_WIRE_FIXED, "ARGV_WIRE_FIXED too small");
+_Static_assert(sizeof(struct argv_request) == 16, "a request has padding");
 
 #define READ_CHUNK 16384
 
@@ -137,21 +138,24 @@ static int spawn(struct argv_reader *r)
     if (pid == 0)
         helper_main(sv[1], r->proc_fd, parent);
     close(sv[1]);
-    /* Our own unreaped child: its pid cannot have been reused yet. */
-    int pidfd = pid > 0 ? pidfd_open_(pid) : -1;
-    if (pidfd < 0) {
-        if (pid > 0) {
-            kill(pid, SIGKILL);
-            waitpid(pid, NULL, 0);
-        }
+    if (pid < 0) {
         close(sv[0]);
         return -1;
     }
+    /* Our own unreaped child: a pidfd if the kernel gives one (util.h). */
+    int pidfd = pidfd_open_(pid);
     fcntl(sv[0], F_SETFL, O_NONBLOCK);
     r->sock = sv[0];
     r->helper = (struct argv_helper){pid, pidfd};
     r->sent = 0;
     return 0;
+}
+
+static void forget(struct argv_helper *h)
+{
+    if (h->pidfd >= 0)
+        close(h->pidfd);
+    *h = (struct argv_helper){-1, -1};
 }
 
 /* Reap the killed helpers whose reads have ended. */
@@ -160,29 +164,32 @@ static void reap_stuck(struct argv_reader *r)
     size_t kept = 0;
     for (size_t i = 0; i < r->stuck_count; i++) {
         if (waitpid(r->stuck[i].pid, NULL, WNOHANG) == r->stuck[i].pid)
-            close(r->stuck[i].pidfd);
+            forget(&r->stuck[i]);
         else
             r->stuck[kept++] = r->stuck[i];
     }
     r->stuck_count = kept;
 }
 
-/* End the helper: SIGKILL through its pidfd.  One waiting on a read that
- * does not end dies only when it does: it is reaped later.  (A helper
- * runs only while fewer than ARGV_STUCK_MAX are waiting so: there is
- * always room for it.) */
+/* End the helper: SIGKILL, and up to 50 ms for it to die (its pidfd turns
+ * readable, or without one its end of the socket closes).  One waiting
+ * on a read that does not end dies only when the read does: it is
+ * reaped later.  (A helper runs only while fewer than ARGV_STUCK_MAX are
+ * waiting so: there is always room for it.) */
 static void end_helper(struct argv_reader *r)
 {
     if (r->sock < 0)
         return;
-    close(r->sock);
-    r->sock = -1;
-    pidfd_signal_(r->helper.pidfd, SIGKILL);
-    struct pollfd p = {.fd = r->helper.pidfd, .events = POLLIN};
+    own_child_signal(r->helper.pid, r->helper.pidfd, SIGKILL);
+    struct pollfd p = r->helper.pidfd >= 0
+                          ? (struct pollfd){.fd = r->helper.pidfd, .events = POLLIN}
+                          : (struct pollfd){.fd = r->sock, .events = 0}; /* POLLHUP */
     if (poll(&p, 1, 50) > 0 && waitpid(r->helper.pid, NULL, WNOHANG) == r->helper.pid)
-        close(r->helper.pidfd);
+        forget(&r->helper);
     else
         r->stuck[r->stuck_count++] = r->helper;
+    close(r->sock);
+    r->sock = -1;
     r->helper = (struct argv_helper){-1, -1};
 }
 
@@ -207,8 +214,8 @@ void argv_reader_stop(struct argv_reader *r)
 {
     end_helper(r);
     for (size_t i = 0; i < r->stuck_count; i++) {
-        pidfd_signal_(r->stuck[i].pidfd, SIGKILL);
-        close(r->stuck[i].pidfd); /* left to init: it may never end */
+        own_child_signal(r->stuck[i].pid, r->stuck[i].pidfd, SIGKILL);
+        forget(&r->stuck[i]); /* left to init: it may never end */
     }
     if (r->proc_fd >= 0)
         close(r->proc_fd);
@@ -237,7 +244,7 @@ int argv_reader_request(struct argv_reader *r, pid_t pid, uint64_t start_time, u
         r->head = 0;
         r->capacity = capacity;
     }
-    *at(r, r->count++) = (struct argv_request){pid, start_time, tag};
+    *at(r, r->count++) = (struct argv_request){.start_time = start_time, .pid = pid, .tag = tag};
     return 0;
 }
 

@@ -56,9 +56,10 @@ struct argv_answer {
     char sha256[65];      /* of the first total bytes */
 };
 
+/* Sent to the helper as it is: no padding, so no stray bytes. */
 struct argv_request {
-    pid_t pid;
     uint64_t start_time;
+    pid_t pid;
     uint32_t tag;
 };
 

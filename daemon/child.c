@@ -80,21 +80,13 @@ int child_start(struct child *c, child_fn *fn, void *arg, const char *input, siz
         child_main(fn, arg, sv[1], parent);
     int e = errno;
     close(sv[1]);
-    /* Our own unreaped child: the pid cannot have been recycled yet. */
-    int pidfd = pid > 0 ? pidfd_open_(pid) : -1;
-    e = pid > 0 ? errno : e;
-    if (pidfd < 0) {
-        if (pid > 0) {
-            kill(pid, SIGKILL);
-            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-                ;
-        }
+    if (pid < 0) {
         close(sv[0]);
         errno = e;
         return -1;
     }
     c->pid = pid;
-    c->pidfd = pidfd;
+    c->pidfd = pidfd_open_(pid); /* our own unreaped child: may go without (util.h) */
     c->input_fd = sv[0];
     c->deadline = now_boottime_usec() + timeout_usec;
     if (input && input_len) {
@@ -110,7 +102,7 @@ bool child_check(struct child *c, enum child_result *result, int *status)
 {
     feed(c);
     if (!c->killed && now_boottime_usec() >= c->deadline) {
-        pidfd_signal_(c->pidfd, SIGKILL); /* the pidfd cannot reach another process */
+        own_child_signal(c->pid, c->pidfd, SIGKILL);
         c->killed = true;
         if (c->input_fd >= 0) {
             c->input_len = 0; /* nothing more for it */
@@ -127,7 +119,8 @@ bool child_check(struct child *c, enum child_result *result, int *status)
         c->input_len = 0;
         feed(c);
     }
-    close(c->pidfd);
+    if (c->pidfd >= 0)
+        close(c->pidfd);
     c->pidfd = -1;
     *result = c->killed ? CHILD_TIMED_OUT : CHILD_EXITED;
     if (status)
@@ -138,15 +131,25 @@ bool child_check(struct child *c, enum child_result *result, int *status)
 size_t child_pollfds(const struct child *c, struct pollfd *out)
 {
     size_t n = 0;
-    out[n++] = (struct pollfd){.fd = c->pidfd, .events = POLLIN};
+    if (c->pidfd >= 0)
+        out[n++] = (struct pollfd){.fd = c->pidfd, .events = POLLIN};
     if (c->input_fd >= 0)
         out[n++] = (struct pollfd){.fd = c->input_fd, .events = POLLOUT};
     return n;
 }
 
+/* Without a pidfd nothing says when the child exits: it is looked at
+ * this often instead. */
+#define NO_PIDFD_CHECK_USEC (20 * 1000)
+
 uint64_t child_deadline(const struct child *c)
 {
-    return c->killed ? 0 : c->deadline;
+    uint64_t next = c->killed ? 0 : c->deadline;
+    if (c->pidfd < 0) {
+        uint64_t soon = now_boottime_usec() + NO_PIDFD_CHECK_USEC;
+        next = next && next < soon ? next : soon;
+    }
+    return next;
 }
 
 enum child_result child_wait(struct child *c, int *status)

@@ -25,7 +25,7 @@ enum child_result {
  * kills it at its deadline without ever waiting for it. */
 struct child {
     pid_t pid;
-    int pidfd;            /* readable once it has exited */
+    int pidfd;            /* readable once it has exited; -1 without (util.h) */
     int input_fd;         /* its stdin, while input is left to write; else -1 */
     char *input;
     size_t input_len, input_done;
@@ -48,7 +48,8 @@ int child_start(struct child *c, child_fn *fn, void *arg, const char *input, siz
  * *result (CHILD_EXITED or CHILD_TIMED_OUT) and *status tell how. */
 bool child_check(struct child *c, enum child_result *result, int *status);
 
-/* What to poll for it (at most 2 entries), and until when. */
+/* What to poll for it (at most 2 entries), and when to call child_check
+ * at the latest (boottime usec; 0: when a descriptor says so). */
 size_t child_pollfds(const struct child *c, struct pollfd *out);
 uint64_t child_deadline(const struct child *c);
 

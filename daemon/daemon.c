@@ -246,7 +246,7 @@ int daemon_start(struct daemon *d)
     open_event_log(d, d->policy.event_log);
     bool backend_ok = start_enforcing(d) == 0;
     if (!backend_ok || start_sampler(d) < 0) {
-        say(d, LOG_ERR, backend_ok ? "cannot read /proc" : "cannot start: see the error above");
+        say(d, LOG_ERR, backend_ok ? d->sampler.error : "cannot start: see the error above");
         stop_enforcing(d);
         policy_free(&d->policy);
         event_log_close(&d->events);
@@ -296,7 +296,8 @@ void daemon_reload(struct daemon *d)
         if (was != d->enforcing) {
             sampler_free(&d->sampler);
             if (start_sampler(d) < 0) {
-                say(d, LOG_ERR, "cannot read /proc; stopping");
+                say(d, LOG_ERR, d->sampler.error);
+                say(d, LOG_ERR, "cannot sample; stopping");
                 stop_requested = 1;
             }
         }

@@ -1346,8 +1346,9 @@ int sampler_init(struct sampler *s, const char *proc_root, const struct counter_
     s->proc_root = xstrdup(proc_root);
     s->pressure_path = xasprintf("%s/pressure/memory", proc_root);
     s->proc_dir = opendir(proc_root);
-    char err[256];
-    if (!s->proc_dir || argv_reader_start(&s->argv, proc_root, err, sizeof(err)) < 0) {
+    if (!s->proc_dir)
+        snprintf(s->error, sizeof(s->error), "cannot read %s: %s", proc_root, strerror(errno));
+    if (!s->proc_dir || argv_reader_start(&s->argv, proc_root, s->error, sizeof(s->error)) < 0) {
         if (s->proc_dir)
             closedir(s->proc_dir);
         free(s->proc_root);

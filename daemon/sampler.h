@@ -100,6 +100,7 @@ struct blocked_argv {
 };
 
 struct sampler {
+    char error[300];            /* why sampler_init failed */
     char *proc_root;
     char *pressure_path;        /* PROC/pressure/memory */
     DIR *proc_dir;
@@ -149,7 +150,8 @@ struct sampler {
 
 /* proc_root is "/proc" except in tests.  roots NULL: the host's per-user
  * cgroups if there are any, else /proc; roots->version 0: /proc only;
- * else the given roots (the cgroupfs backend's, benchmarks, tests). */
+ * else the given roots (the cgroupfs backend's, benchmarks, tests).
+ * -1 with s->error saying why. */
 int sampler_init(struct sampler *s, const char *proc_root, const struct counter_roots *roots);
 void sampler_free(struct sampler *s);
 

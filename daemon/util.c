@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,4 +146,9 @@ void *insert_at(void *array, size_t *count, size_t *capacity, size_t size, size_
     memset(a + at * size, 0, size);
     (*count)++;
     return a;
+}
+
+int own_child_signal(pid_t pid, int pidfd, int sig)
+{
+    return pidfd >= 0 ? pidfd_signal_(pidfd, sig) : kill(pid, sig);
 }

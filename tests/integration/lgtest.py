@@ -130,9 +130,11 @@ class Processes:
 class Daemon:
     """loginguardd in the foreground on a private config in a temp dir."""
 
-    def __init__(self, workdir, dropin, args=()):
+    def __init__(self, workdir, dropin, args=(), wrapper=(), start_timeout=10):
         self.workdir = workdir
         self.args = list(args)
+        self.wrapper = list(wrapper)  # a command to run the daemon under (valgrind)
+        self.start_timeout = start_timeout
         self.conf = os.path.join(workdir, "loginguard.conf")
         self.events_path = os.path.join(workdir, "events.jsonl")
         shutil.copy(SHIPPED_CONF, self.conf)
@@ -158,21 +160,21 @@ notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
             self.stderr.close()
         self.stderr = open(self.stderr_path, "a")
         started_before = len(self.find(event="daemon_started"))
-        self.proc = subprocess.Popen([DAEMON, "--foreground", "--config", self.conf] + self.args,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=self.stderr)
+        self.proc = subprocess.Popen(self.wrapper + [DAEMON, "--foreground", "--config", self.conf]
+                                     + self.args, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=self.stderr)
         try:
-            wait_for(lambda: len(self.find(event="daemon_started")) > started_before, 10,
-                     "daemon_started")
+            wait_for(lambda: len(self.find(event="daemon_started")) > started_before,
+                     self.start_timeout, "daemon_started")
         except AssertionError as e:
             # What the daemon said is what tells why (a config error, a sanitizer report).
             self.stderr.flush()
             raise AssertionError(f"{e}; the daemon's stderr:\n{self.stderr_text()}") from None
 
-    def stop(self):
+    def stop(self, timeout=10):
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=timeout)
         if self.stderr:
             self.stderr.close()
             self.stderr = None
@@ -242,6 +244,10 @@ class DaemonTestCase(unittest.TestCase):
         pass
 
     @classmethod
+    def make_daemon(cls):
+        return Daemon(cls.workdir, cls.policy())
+
+    @classmethod
     def setUpClass(cls):
         cls.users = TestUsers()
         cls.workdir = make_workdir()
@@ -249,7 +255,7 @@ class DaemonTestCase(unittest.TestCase):
         write_rules(cls.workdir, cls.daemon_rules())
         cls.spin = private_copy(SPIN, cls.workdir, "spin")
         cls.prepare()
-        cls.daemon = Daemon(cls.workdir, cls.policy())
+        cls.daemon = cls.make_daemon()
         cls.daemon.start()
 
     @classmethod

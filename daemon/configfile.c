@@ -325,13 +325,11 @@ static void parse_line(char *line, struct cursor *c, struct policy *p, struct pa
     set_value(base, k, value, c);
 }
 
-static int parse_file(const char *path, struct policy *p, struct parse_state *st,
-                      struct errors *errs)
+/* The lines of f, named path in errors. */
+static int parse_stream(FILE *f, const char *path, struct policy *p, struct parse_state *st,
+                        struct errors *errs)
 {
     size_t before = errs->count;
-    FILE *f = open_config_file(path, errs);
-    if (!f)
-        return -1;
     struct cursor c = {.path = path, .errs = errs};
     char *buf = NULL;
     size_t cap = 0;
@@ -346,8 +344,34 @@ static int parse_file(const char *path, struct policy *p, struct parse_state *st
         parse_line(buf, &c, p, st);
     }
     free(buf);
-    fclose(f);
     return errs->count == before ? 0 : -1;
+}
+
+static int parse_file(const char *path, struct policy *p, struct parse_state *st,
+                      struct errors *errs)
+{
+    FILE *f = open_config_file(path, errs);
+    if (!f)
+        return -1;
+    int rc = parse_stream(f, path, p, st, errs);
+    fclose(f);
+    return rc;
+}
+
+int config_parse_text(const char *name, const char *text, size_t len, struct policy *p,
+                      struct errors *errs)
+{
+    struct parse_state st = {.main_file = true};
+    if (len == 0)
+        return 0; /* no lines (and POSIX lets fmemopen refuse a size of 0) */
+    FILE *f = fmemopen((void *)text, len, "r");
+    if (!f) {
+        errors_add(errs, name, 0, "cannot read: %s", strerror(errno));
+        return -1;
+    }
+    int rc = parse_stream(f, name, p, &st, errs);
+    fclose(f);
+    return rc;
 }
 
 int config_validate(struct policy *p, const char *path, struct errors *errs)

@@ -3,6 +3,7 @@
 #define LOGINGUARD_CONFIGFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "errors.h"
 #include "policy.h"
@@ -13,6 +14,14 @@
  * directory.  Returns 0, or -1 with every problem in errs; on -1 `out`
  * is freed and must not be used. */
 int config_load(const char *path, bool must_exist, struct policy *out, struct errors *errs);
+
+/* The text of one main config file (len bytes, named `name` in errors)
+ * into p, which holds the defaults or what came before: no drop-ins, no
+ * rules, no templates, nothing read from disk.  For tests and the fuzzer.
+ * Returns 0, or -1 with every problem in errs (p stays allocated: the
+ * caller frees it). */
+int config_parse_text(const char *name, const char *text, size_t len, struct policy *p,
+                      struct errors *errs);
 
 /* Cross-checks that need the whole policy (ladder numbering, windows). */
 int config_validate(struct policy *p, const char *path, struct errors *errs);

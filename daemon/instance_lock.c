@@ -27,7 +27,7 @@ static pid_t holder_on_line(const char *line, dev_t dev, ino_t ino)
                &minor, &inode) != 7)
         return 0;
     if (strcmp(kind, "FLOCK") != 0 || major != major(dev) || minor != minor(dev) ||
-        inode != (uintmax_t)ino || pid <= 0)
+        inode != (uintmax_t)ino || pid <= 0 || pid > INT32_MAX)
         return 0;
     return (pid_t)pid;
 }

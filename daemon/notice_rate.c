@@ -108,7 +108,7 @@ int notice_rate_load(struct notice_rate *r, const char *state_dir, char *err, si
         json_int_t time = json_integer_value(json_object_get(o, "time"));
         int kind = kind_from_name(json_string_value(json_object_get(o, "kind")));
         /* A bad entry is dropped: at worst one notice too many. */
-        if (kind >= 0 && uid > 0 && time > 0)
+        if (kind >= 0 && uid > 0 && uid < (json_int_t)(uid_t)-1 && time > 0)
             notice_rate_note(r, (uid_t)uid, (enum notice_kind)kind, (uint64_t)time);
     }
     if (rc == 0 && !json_is_array(sent)) {

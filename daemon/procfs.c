@@ -30,6 +30,9 @@ static int next_number(const char **p, const char *end, int64_t *out)
         return -1;
     uint64_t v = 0;
     while (s < end && *s >= '0' && *s <= '9') {
+        /* No field the kernel writes comes near; more is not a stat line. */
+        if (v > (uint64_t)(INT64_MAX - (*s - '0')) / 10)
+            return -1;
         v = v * 10 + (uint64_t)(*s - '0');
         s++;
     }
@@ -52,7 +55,7 @@ int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *out)
 
     const char *p = buf;
     int64_t v;
-    if (next_number(&p, open, &v) < 0 || p != open || v <= 0)
+    if (next_number(&p, open, &v) < 0 || p != open || v <= 0 || v > INT32_MAX)
         return -1;
     memset(out, 0, sizeof(*out));
     out->pid = (pid_t)v;

@@ -128,11 +128,15 @@ static int parse_nest(const struct attr *nest, uint16_t id_type, uint32_t *id,
  * the group's start. */
 static int64_t record_start(const struct taskstats *ts)
 {
-    int64_t btime = ts->version >= V_BTIME64 ? (int64_t)ts->ac_btime64 : (int64_t)ts->ac_btime;
-    int64_t start = btime * USEC_PER_SEC;
-    if (ts->version >= V_TGID)
-        start -= (int64_t)(ts->ac_tgetime - ts->ac_etime);
-    return start > 0 ? start : 0;
+    uint64_t btime = ts->version >= V_BTIME64 ? ts->ac_btime64 : ts->ac_btime;
+    if (btime > (uint64_t)(INT64_MAX / USEC_PER_SEC))
+        return 0; /* no time of this world: unknown, as a start before 1970 is */
+    int64_t start = (int64_t)btime * USEC_PER_SEC;
+    if (ts->version >= V_TGID) {
+        uint64_t earlier = ts->ac_tgetime - ts->ac_etime; /* the caller checked the order */
+        start = earlier < (uint64_t)start ? start - (int64_t)earlier : 0;
+    }
+    return start;
 }
 
 /* The struct taskstats in a (its size is the sender's: a newer kernel's

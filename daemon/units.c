@@ -168,7 +168,8 @@ int parse_size(const char *text, const char *shown, uint64_t *bytes, char *why, 
         snprintf(why, why_len, "'%s' is too large", shown);
         return -1;
     }
-    *bytes = (uint64_t)llround(v);
+    /* Not llround: a long long ends at 2^63, below this limit. */
+    *bytes = (uint64_t)round(v);
     return 0;
 }
 

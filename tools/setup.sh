@@ -3,6 +3,8 @@
 # then configure and build.  Idempotent and non-interactive; run as root.
 #   tools/setup.sh            install packages, configure and build in build/
 #   tools/setup.sh --deps     install packages only
+#   tools/setup.sh --fuzz     install packages only, with clang and libFuzzer
+#                             for `make fuzz` (make check does not need them)
 set -eu
 
 PACKAGES="
@@ -13,6 +15,10 @@ PACKAGES="
   python3 python3-dbusmock dbus
   procps passwd uidmap util-linux valgrind
 "
+# `make fuzz` only: Debian's clang 14 and its runtimes (libFuzzer, the
+# sanitizers), which clang-14 pulls in only as a recommendation.
+FUZZ_PACKAGES="clang-14 libclang-rt-14-dev"
+[ "${1:-}" = "--fuzz" ] && PACKAGES="$PACKAGES $FUZZ_PACKAGES"
 
 missing=""
 for p in $PACKAGES; do
@@ -26,7 +32,7 @@ if [ -n "$missing" ]; then
     apt-get install -q -y --no-install-recommends $missing
 fi
 
-[ "${1:-}" = "--deps" ] && exit 0
+case "${1:-}" in --deps | --fuzz) exit 0 ;; esac
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"

@@ -247,6 +247,31 @@ static void test_every_error_is_reported(void **state)
                      4);
 }
 
+/* One file's text from memory: the same lines, errors and values as the
+ * file, and nothing else read (no drop-ins, rules or templates). */
+static void test_text_from_memory(void **state)
+{
+    (void)state;
+    static const char text[] = "[daemon]\nmode = enforce\n[level 1]\nname = noted\n"
+                               "[share]\ncpu = 2 cors\nmode\0 = x\n";
+    struct policy p;
+    struct errors errs = {0};
+    policy_init_defaults(&p);
+    assert_int_equal(config_parse_text("site.conf", text, sizeof(text) - 1, &p, &errs), -1);
+    assert_int_equal(errs.count, 2);
+    assert_string_equal(errs.messages[0],
+                        "site.conf:6: unknown unit 'cors' in 'cpu = 2 cors'; use 'cores'");
+    assert_string_equal(errs.messages[1],
+                        "site.conf:7: a NUL byte in the line; is this a text file?");
+    assert_int_equal(p.mode, MODE_ENFORCE);
+    assert_int_equal(p.level_count, 1);
+    assert_string_equal(p.levels[0].name, "noted");
+    assert_int_equal(p.rules.count, 0);
+    assert_int_equal(config_parse_text("empty.conf", "", 0, &p, &errs), 0);
+    errors_free(&errs);
+    policy_free(&p);
+}
+
 static void test_file_problems(void **state)
 {
     (void)state;
@@ -304,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_value_errors),
         cmocka_unit_test(test_validation_errors),
         cmocka_unit_test(test_every_error_is_reported),
+        cmocka_unit_test(test_text_from_memory),
         cmocka_unit_test(test_file_problems),
         cmocka_unit_test(test_rule_errors_are_config_errors),
     };

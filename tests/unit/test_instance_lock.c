@@ -19,6 +19,10 @@ static void test_holder_from_proc_locks(void **state)
     assert_int_equal(instance_lock_holder(text, sizeof(text) - 1, makedev(8, 1), 777), 222);
     assert_int_equal(instance_lock_holder(text, sizeof(text) - 1, makedev(8, 1), 778), 0);
     assert_int_equal(instance_lock_holder("", 0, makedev(8, 1), 777), 0);
+    /* A pid that fits no pid_t names nobody (not pid 333, nor -1). */
+    static const char big[] = "1: FLOCK  ADVISORY  WRITE 4294967629 00:1f:777 0 EOF\n"
+                              "2: FLOCK  ADVISORY  WRITE 99999999999999999999 00:1f:777 0 EOF\n";
+    assert_int_equal(instance_lock_holder(big, sizeof(big) - 1, makedev(0, 0x1f), 777), 0);
 }
 
 /* A second lock on the same directory fails and names the first's pid. */

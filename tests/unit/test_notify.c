@@ -147,6 +147,11 @@ static void test_rate_limit_survives_a_restart(void **state)
     assert_int_equal(r.count, 1);
     assert_false(notice_rate_due(&r, 1001, NOTICE_FORBIDDEN, t + 60 * USEC_PER_SEC, hour));
     notice_rate_free(&r);
+    /* A uid that fits no uid_t is dropped, not cut down to another's. */
+    write_file("notified.json",
+               "{\"sent\": [{\"uid\": 4294968297, \"kind\": \"warned\", \"time\": 5}]}");
+    assert_int_equal(notice_rate_load(&r, dir, err, sizeof(err)), 0);
+    assert_int_equal(r.count, 0);
     /* Garbage is said, and the limit starts afresh. */
     write_file("notified.json", "{\"sent\": 7}");
     assert_int_equal(notice_rate_load(&r, dir, err, sizeof(err)), -1);

@@ -75,6 +75,12 @@ static void test_rejects_garbage(void **state)
         "4242 (bash) S 100 200 300 34816 400 4194560 123 0 0 0 1x 2 0 0 20 0 3 0 9 1 2\n",
         "-1 (bash) S 100 200 300 34816 400 4194560 123 0 0 0 1 2 0 0 20 0 3 0 9 1 2\n",
         "0 (bash) S 100 200 300 34816 400 4194560 123 0 0 0 1 2 0 0 20 0 3 0 9 1 2\n",
+        /* Numbers that fit no field: not cut down to one that does. */
+        "4294971538 (bash) S 100 200 300 34816 400 4194560 123 0 0 0 1 2 0 0 20 0 3 0 9 1 2\n",
+        "4242 (bash) S 100 200 300 34816 400 4194560 123 0 0 0 18446744073709551617 2 0 0 20 0 "
+        "3 0 9 1 2\n",
+        "4242 (bash) S 100 200 300 34816 400 4194560 123 0 0 0 -9223372036854775808 2 0 0 20 0 "
+        "3 0 9 1 2\n",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(procfs_parse_stat(bad[i], strlen(bad[i]), &st), -1);

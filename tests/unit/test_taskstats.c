@@ -716,6 +716,30 @@ static void test_names_are_bounded(void **state)
     taskstats_close(&t);
 }
 
+/* Times no kernel sends (a begin time past year 292,000, a group older
+ * than the epoch) give an unknown start, 0, and no overflow. */
+static void test_impossible_times_start_at_zero(void **state)
+{
+    (void)state;
+    struct taskstats_listener t;
+    taskstats_init(&t, FAMILY);
+    struct thread th = {.pid = 5000, .tgid = 5000, .uid = 1000, .last = true, .cpu_usec = 5};
+    struct taskstats far = stats_of(&th), old = stats_of(&th);
+    far.ac_btime64 = (1ULL << 62) + 1;
+    far.ac_tgetime = far.ac_etime;
+    old.ac_etime = 0;
+    old.ac_tgetime = (1ULL << 63) + 5;
+    struct dgram d = {0};
+    add_message(&d, FAMILY, &far, V16_LEN, false);
+    add_message(&d, FAMILY, &old, V16_LEN, false);
+    struct seen s = {0};
+    feed(&t, &d, 0, &s);
+    assert_int_equal(s.count, 2);
+    assert_int_equal(s.exits[0].start_realtime_usec, 0);
+    assert_int_equal(s.exits[1].start_realtime_usec, 0);
+    taskstats_close(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -736,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_sums_survive_any_order_of_ends),
         cmocka_unit_test(test_an_overrun_forgets_the_sums),
         cmocka_unit_test(test_names_are_bounded),
+        cmocka_unit_test(test_impossible_times_start_at_zero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,6 +60,11 @@ static void test_sizes(void **state)
     assert_int_equal(v, 0);
     assert_int_equal(parse_size("4Gb", "memory = 4Gb", &v, why, sizeof(why)), -1);
     assert_string_equal(why, "unknown unit 'Gb' in 'memory = 4Gb'; use 'G'");
+    /* Past 2^63 (where a long long ends) and below the limit. */
+    assert_int_equal(parse_size("10000000000000000000", "x", &v, why, sizeof(why)), 0);
+    assert_true(v == 10000000000000000000ULL);
+    assert_int_equal(parse_size("9000000T", "x", &v, why, sizeof(why)), 0);
+    assert_true(v == 9000000ULL << 40);
     assert_int_equal(parse_size("99999999T", "m = 99999999T", &v, why, sizeof(why)), -1);
     assert_non_null(strstr(why, "too large"));
 }

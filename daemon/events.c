@@ -182,14 +182,6 @@ static const char *get_str(const json_t *e, const char *key)
     return s ? s : "";
 }
 
-/* Printable for a log line: control characters from hostile names become '?'. */
-static void printable(char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            *s = '?';
-}
-
 /* "limits cpu 0.50 cores, memory 4.0G, tasks 1024" or "pid 123 sim
  * SIGTERM" or a message: what an action event did. */
 static void action_summary(const json_t *e, char *buf, size_t len)
@@ -216,7 +208,8 @@ static void action_summary(const json_t *e, char *buf, size_t len)
         snprintf(buf + used, len - used, ": %s", get_str(e, "message"));
 }
 
-void event_summary(const json_t *e, char *buf, size_t len)
+/* The summary as it comes, before escaping. */
+static void raw_summary(const json_t *e, char *buf, size_t len)
 {
     const char *name = get_str(e, "event");
     json_t *usage = json_object_get(e, "usage");
@@ -252,7 +245,13 @@ void event_summary(const json_t *e, char *buf, size_t len)
     size_t used = strlen(buf);
     if (used < len)
         snprintf(buf + used, len - used, "%s", extra);
-    printable(buf);
+}
+
+void event_summary(const json_t *e, char *buf, size_t len)
+{
+    char raw[1024];
+    raw_summary(e, raw, sizeof(raw));
+    utf8_escape(raw, strlen(raw), buf, len);
 }
 
 int event_log_open(struct event_log *log, const char *path, bool echo)

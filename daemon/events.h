@@ -61,7 +61,9 @@ void event_log_write(struct event_log *log, json_t *event);
  * \xNN text, so hostile names survive and the log stays valid JSON. */
 json_t *json_from_bytes(const char *s, size_t len);
 
-/* The one-line summary used for syslog and the terminal. */
+/* The one-line summary used for syslog and the terminal: whatever came
+ * from users is escaped (utf8_escape), so it cannot move a terminal or
+ * turn the line around. */
 void event_summary(const json_t *event, char *buf, size_t len);
 
 #endif

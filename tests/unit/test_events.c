@@ -77,7 +77,7 @@ static void test_violation_event(void **state)
     event_summary(e, summary, sizeof(summary));
     assert_null(strchr(summary, '\n'));
     assert_non_null(strstr(summary, "violation: user alice uid 1001 level 1 -> 2"));
-    assert_non_null(strstr(summary, "top: pid 4242 x?Bcc: a@b (1.99 cores)"));
+    assert_non_null(strstr(summary, "top: pid 4242 x\\x0aBcc: a@b (1.99 cores)"));
 
     free(text);
     json_decref(back);
@@ -102,7 +102,7 @@ static void test_action_summaries(void **state)
                                                  "x\nBcc: y", "exe", "/home/alice/x"));
     json_object_set_new(e, "signal", json_string("SIGTERM"));
     event_summary(e, buf, sizeof(buf));
-    assert_string_equal(buf, "process_stopping: user alice uid 1001: pid 42 x?Bcc: y "
+    assert_string_equal(buf, "process_stopping: user alice uid 1001: pid 42 x\\x0aBcc: y "
                              "(/home/alice/x) SIGTERM");
     json_decref(e);
 }
@@ -140,6 +140,53 @@ static void test_event_log_appends_lines(void **state)
     remove_test_dir();
 }
 
+/* Every class of text that acts on a terminal or turns a line around is
+ * shown as \xNN in the syslog and terminal summary. */
+static void test_summary_escapes_acting_text(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *raw, *shown;
+    } cases[] = {
+        {"a\x1b[2Jb", "a\\x1b[2Jb"},                 /* C0: ESC */
+        {"a\x7f" "b", "a\\x7fb"},                   /* DEL */
+        {"a\xc2\x9b" "1mb", "a\\xc2\\x9b1mb"},      /* C1: CSI */
+        {"a\xc2\x85" "b", "a\\xc2\\x85b"},          /* C1: NEL */
+        {"a\xe2\x80\xae" "b", "a\\xe2\\x80\\xaeb"}, /* RLO */
+        {"a\xe2\x80\xaa" "b", "a\\xe2\\x80\\xaab"}, /* LRE */
+        {"a\xe2\x81\xa6" "b", "a\\xe2\\x81\\xa6b"}, /* LRI */
+        {"a\xe2\x81\xa9" "b", "a\\xe2\\x81\\xa9b"}, /* PDI */
+        {"a\xe2\x80\x8e" "b", "a\\xe2\\x80\\x8eb"}, /* LRM */
+        {"a\xe2\x80\x8f" "b", "a\\xe2\\x80\\x8fb"}, /* RLM */
+        {"a\xd8\x9c" "b", "a\\xd8\\x9cb"},          /* ALM */
+        {"r\xc3\xa9sum\xc3\xa9 \xc2\xa0", "r\xc3\xa9sum\xc3\xa9 \xc2\xa0"}, /* text stays */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[512], want[512];
+        json_t *e = event_action("process_stopping", 1001, "alice", "enforce", "h", 0);
+        json_object_set_new(e, "process", json_pack("{s:i, s:o, s:s}", "pid", 42, "comm",
+                                                     json_from_bytes(cases[i].raw,
+                                                                     strlen(cases[i].raw)),
+                                                     "exe", "/x"));
+        event_summary(e, buf, sizeof(buf));
+        snprintf(want, sizeof(want), "process_stopping: user alice uid 1001: pid 42 %s (/x)",
+                 cases[i].shown);
+        assert_string_equal(buf, want);
+        json_decref(e);
+        /* A daemon event's message, and bytes that are not UTF-8 there. */
+        e = event_daemon("config_error", cases[i].raw, NULL, "h", 0);
+        event_summary(e, buf, sizeof(buf));
+        snprintf(want, sizeof(want), "config_error: %s", cases[i].shown);
+        assert_string_equal(buf, want);
+        json_decref(e);
+    }
+    char buf[64];
+    json_t *e = event_daemon("config_error", "a\xff" "b", NULL, "h", 0);
+    event_summary(e, buf, sizeof(buf));
+    assert_string_equal(buf, "config_error: a\\xffb");
+    json_decref(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -147,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_violation_event),
         cmocka_unit_test(test_action_summaries),
         cmocka_unit_test(test_event_log_appends_lines),
+        cmocka_unit_test(test_summary_escapes_acting_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

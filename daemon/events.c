@@ -51,14 +51,68 @@ static json_t *json_time(uint64_t usec)
     return json_string(buf);
 }
 
-static json_t *json_argv(const struct proc_sample *ps)
+/* Bytes the unit of hostile text at s takes in the log line (left > 0;
+ * *unit gets its length): json_from_bytes writes a byte that is not UTF-8
+ * (or a NUL) as \xNN, five bytes once JSON escapes the backslash; JSON
+ * writes a control as \u00NN (at most six), a quote or backslash as two. */
+static size_t written_cost(const unsigned char *s, size_t left, size_t *unit)
+{
+    size_t n = s[0] ? utf8_sequence(s, left) : 0;
+    *unit = n ? n : 1;
+    if (n == 0)
+        return 5;
+    if (n > 1)
+        return n;
+    if (s[0] < 0x20)
+        return 6;
+    return s[0] == '"' || s[0] == '\\' ? 2 : 1;
+}
+
+/* The longest start of s (len bytes) that takes at most budget bytes in
+ * the log line, cut between units of text; *cut says whether it is less
+ * than s, *cost (may be NULL) how many bytes it takes. */
+static json_t *json_bounded(const char *s, size_t len, size_t budget, bool *cut, size_t *cost)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t used = 0, i = 0;
+    while (i < len) {
+        size_t unit, c = written_cost(u + i, len - i, &unit);
+        if (used + c > budget)
+            break;
+        used += c;
+        i += unit;
+    }
+    *cut = i < len;
+    if (cost)
+        *cost = used;
+    return json_from_bytes(s, i);
+}
+
+/* The command line's first arguments, at most EVENT_ARGV_MAX bytes of the
+ * line with their quotes and commas; an argument that does not fit is cut
+ * and ends the list.  *whole: the list is the whole command line. */
+static json_t *json_argv(const struct proc_sample *ps, bool *whole)
 {
     json_t *a = json_array();
-    for (size_t i = 0; ps->argv && i < ps->argv_len;) {
+    size_t budget = EVENT_ARGV_MAX, i = 0;
+    bool cut = false;
+    while (ps->argv && i < ps->argv_len && !cut) {
         size_t n = strnlen(ps->argv + i, ps->argv_len - i);
-        json_array_append_new(a, json_from_bytes(ps->argv + i, n));
+        if (budget <= 3) {
+            cut = true;
+            break;
+        }
+        size_t cost;
+        json_t *arg = json_bounded(ps->argv + i, n, budget - 3, &cut, &cost);
+        if (cut && cost == 0 && n > 0) {
+            json_decref(arg); /* not even a start of it fits */
+            break;
+        }
+        json_array_append_new(a, arg);
+        budget -= 3 + cost;
         i += n + 1;
     }
+    *whole = ps->argv && !cut && i >= ps->argv_len && ps->argv_len == ps->argv_total;
     return a;
 }
 
@@ -67,8 +121,20 @@ static json_t *json_proc(const struct proc_sample *ps)
     json_t *o = json_object();
     json_object_set_new(o, "pid", json_integer(ps->pid));
     json_object_set_new(o, "comm", json_text(ps->comm));
-    json_object_set_new(o, "exe", json_text(ps->exe));
-    json_object_set_new(o, "argv", json_argv(ps));
+    bool cut = false;
+    json_object_set_new(o, "exe", ps->exe ? json_bounded(ps->exe, strlen(ps->exe), EVENT_EXE_MAX,
+                                                         &cut, NULL)
+                                          : json_null());
+    if (cut)
+        json_object_set_new(o, "exe_truncated", json_true());
+    bool whole;
+    json_object_set_new(o, "argv", json_argv(ps, &whole));
+    /* What the command line is known by, whatever was shown of it. */
+    bool known = ps->argv_sha256[0] != '\0';
+    json_object_set_new(o, "argv_bytes",
+                        known ? json_integer((json_int_t)ps->argv_total) : json_null());
+    json_object_set_new(o, "argv_sha256", known ? json_string(ps->argv_sha256) : json_null());
+    json_object_set_new(o, "argv_truncated", json_boolean(known && !whole));
     json_object_set_new(o, "cpu_cores", json_real((double)(long)(ps->cpu * 1000) / 1000));
     json_object_set_new(o, "rss_bytes", json_integer((json_int_t)ps->rss));
     json_object_set_new(o, "class", json_string(class_name(ps->class)));

@@ -28,6 +28,15 @@
 #include "policy.h"
 #include "snapshot.h"
 
+/* What an event shows of text a user chose, in bytes of the log line
+ * (escapes count): the command line's arguments as a JSON list, and the
+ * executable's path.  Past that the text is cut (argv_truncated,
+ * exe_truncated); the command line is still known by its length and its
+ * SHA-256.  An event lists at most TOP_PROCS processes (engine.h), so a
+ * user's event is a few KiB whatever they run. */
+#define EVENT_ARGV_MAX 1024
+#define EVENT_EXE_MAX 1024
+
 struct event_log {
     char *path;          /* "-" for standard output */
     FILE *file;

@@ -140,6 +140,151 @@ static void test_event_log_appends_lines(void **state)
     remove_test_dir();
 }
 
+/* A process for a decision's event: comm, exe, and a command line of
+ * total bytes of which the first kept (at most ARGV_KEEP) are known,
+ * made of unit repeated. */
+static struct proc_sample *hostile_proc(struct snapshot *snap, const char *exe, const char *unit,
+                                        size_t total)
+{
+    struct proc_sample *ps = snapshot_add_proc(snap);
+    ps->pid = 4000 + (pid_t)snap->proc_count;
+    snprintf(ps->comm, sizeof(ps->comm), "x\xff\x1b");
+    ps->exe = strdup(exe);
+    size_t kept = total < ARGV_KEEP ? total : ARGV_KEEP, u = strlen(unit);
+    ps->argv = malloc(kept + 1);
+    for (size_t i = 0; i < kept; i++)
+        ps->argv[i] = unit[i % u];
+    ps->argv[kept] = '\0';
+    ps->argv_len = kept;
+    ps->argv_total = total;
+    memset(ps->argv_sha256, 'a', 64);
+    ps->argv_sha256[64] = '\0';
+    ps->cpu = 1;
+    ps->class = CLASS_FORBIDDEN;
+    ps->rule = "test-miner";
+    return ps;
+}
+
+static json_t *decision_event(const struct snapshot *snap, char **line)
+{
+    struct policy p;
+    policy_init_defaults(&p);
+    struct decision d = {.kind = DECISION_FORBIDDEN, .uid = 1001, .reason = "test-miner",
+                         .proc_count = snap->proc_count};
+    for (size_t i = 0; i < snap->proc_count; i++)
+        d.procs[i] = i;
+    json_t *e = event_from_decision(&p, &d, snap, "alice", "h", snap->now, false);
+    *line = json_dumps(e, JSON_COMPACT | JSON_REAL_PRECISION(6));
+    policy_free(&p);
+    return e;
+}
+
+/* The bytes a JSON value takes in a line. */
+static size_t written_len(const json_t *v)
+{
+    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    size_t n = strlen(text);
+    free(text);
+    return n;
+}
+
+static void test_argv_in_events_is_bounded(void **state)
+{
+    (void)state;
+    /* Each kind of command line a user can choose to make an event big:
+     * long, many tiny arguments, bytes that take five or six bytes each
+     * once escaped, quotes. */
+    static const struct {
+        const char *unit;
+        size_t total;
+    } lines[] = {
+        {"_train", 32768}, {"x", 32768}, {"\xff", 32768}, {"\x01", 32768}, {"\"\\", 32768},
+        {"\xc3\xa9", 32768},
+    };
+    for (size_t k = 0; k < sizeof(lines) / sizeof(lines[0]); k++) {
+        struct snapshot snap = {0};
+        snap.now = 1700000000ULL * USEC_PER_SEC;
+        hostile_proc(&snap, "/home/alice/bin/sim", lines[k].unit, lines[k].total);
+        char *line;
+        json_t *e = decision_event(&snap, &line);
+        json_t *proc = json_array_get(json_object_get(e, "processes"), 0);
+        json_t *argv = json_object_get(proc, "argv");
+        assert_true(written_len(argv) <= EVENT_ARGV_MAX + 2);
+        assert_true(json_array_size(argv) >= 1);
+        /* What it still is known by: its whole length and digest. */
+        assert_int_equal(json_integer_value(json_object_get(proc, "argv_bytes")), 32768);
+        assert_int_equal(strlen(json_string_value(json_object_get(proc, "argv_sha256"))), 64);
+        assert_true(json_is_true(json_object_get(proc, "argv_truncated")));
+        /* A cut falls between characters: no half of an é is shown. */
+        if (strcmp(lines[k].unit, "\xc3\xa9") == 0)
+            assert_null(strstr(json_string_value(json_array_get(argv, 0)), "\\x"));
+        assert_true(strlen(line) < 2 * EVENT_ARGV_MAX + 1024);
+        free(line);
+        json_decref(e);
+        snapshot_free(&snap);
+    }
+}
+
+static void test_short_argv_is_whole(void **state)
+{
+    (void)state;
+    struct snapshot snap = {0};
+    struct proc_sample *ps = hostile_proc(&snap, "/usr/bin/python3", "x", 9);
+    static const char argv[] = "sim\0-n\0\xff";
+    memcpy(ps->argv, argv, sizeof(argv));
+    ps->argv_len = ps->argv_total = sizeof(argv) - 1;
+    char *line;
+    json_t *e = decision_event(&snap, &line);
+    json_t *proc = json_array_get(json_object_get(e, "processes"), 0);
+    json_t *args = json_object_get(proc, "argv");
+    assert_int_equal(json_array_size(args), 3);
+    assert_string_equal(json_string_value(json_array_get(args, 2)), "\\xff");
+    assert_int_equal(json_integer_value(json_object_get(proc, "argv_bytes")), 8);
+    assert_true(json_is_false(json_object_get(proc, "argv_truncated")));
+    assert_null(json_object_get(proc, "exe_truncated"));
+    free(line);
+    json_decref(e);
+    /* Not read at all: nothing shown, nothing claimed. */
+    free(ps->argv);
+    ps->argv = NULL;
+    ps->argv_len = ps->argv_total = 0;
+    ps->argv_sha256[0] = '\0';
+    e = decision_event(&snap, &line);
+    proc = json_array_get(json_object_get(e, "processes"), 0);
+    assert_int_equal(json_array_size(json_object_get(proc, "argv")), 0);
+    assert_true(json_is_null(json_object_get(proc, "argv_bytes")));
+    assert_true(json_is_null(json_object_get(proc, "argv_sha256")));
+    assert_true(json_is_false(json_object_get(proc, "argv_truncated")));
+    free(line);
+    json_decref(e);
+    snapshot_free(&snap);
+}
+
+/* The largest event a user can make: a violation lists TOP_PROCS
+ * processes, each with a hostile path and command line. */
+static void test_largest_event_is_bounded(void **state)
+{
+    (void)state;
+    char exe[4096];
+    memset(exe, 0xff, sizeof(exe) - 1);
+    exe[0] = '/';
+    exe[sizeof(exe) - 1] = '\0';
+    struct snapshot snap = {0};
+    for (int i = 0; i < TOP_PROCS; i++)
+        hostile_proc(&snap, exe, "\x01", 32768);
+    char *line;
+    json_t *e = decision_event(&snap, &line);
+    json_t *procs = json_object_get(e, "processes");
+    assert_int_equal(json_array_size(procs), TOP_PROCS);
+    json_t *proc = json_array_get(procs, 0);
+    assert_true(json_is_true(json_object_get(proc, "exe_truncated")));
+    assert_true(written_len(json_object_get(proc, "exe")) <= EVENT_EXE_MAX + 2);
+    assert_true(strlen(line) < TOP_PROCS * (EVENT_ARGV_MAX + EVENT_EXE_MAX + 512) + 1024);
+    free(line);
+    json_decref(e);
+    snapshot_free(&snap);
+}
+
 /* Every class of text that acts on a terminal or turns a line around is
  * shown as \xNN in the syslog and terminal summary. */
 static void test_summary_escapes_acting_text(void **state)
@@ -194,6 +339,9 @@ int main(void)
         cmocka_unit_test(test_violation_event),
         cmocka_unit_test(test_action_summaries),
         cmocka_unit_test(test_event_log_appends_lines),
+        cmocka_unit_test(test_argv_in_events_is_bounded),
+        cmocka_unit_test(test_short_argv_is_whole),
+        cmocka_unit_test(test_largest_event_is_bounded),
         cmocka_unit_test(test_summary_escapes_acting_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

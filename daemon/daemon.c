@@ -79,8 +79,9 @@ static int open_event_log(struct daemon *d, const char *path)
         }
         free(dir);
     }
-    int rc = d->events.file ? event_log_reopen(&d->events, path)
+    int rc = d->events.path ? event_log_reopen(&d->events, path)
                             : event_log_open(&d->events, path, d->opt.foreground);
+    event_log_set_limit(&d->events, d->policy.events_per_user, d->policy.events_interval);
     if (rc < 0) {
         char msg[600];
         snprintf(msg, sizeof(msg), "cannot open the event log %s (%s); events go to syslog only",
@@ -388,6 +389,7 @@ void daemon_tick(struct daemon *d)
      * after a limit is set must not lose the level that set it. */
     if (d->decisions.count > 0)
         save_state(d);
+    event_log_tick(&d->events, false);
     fill_decision_argv(d);
     report_blocked_argv(d);
     for (size_t i = 0; i < d->decisions.count; i++) {
@@ -467,6 +469,7 @@ void daemon_run(struct daemon *d)
 void daemon_finish(struct daemon *d)
 {
     sd_notify(0, "STOPPING=1");
+    event_log_tick(&d->events, true); /* what was held back so far */
     log_event(d, "daemon_stopped", NULL);
     save_state(d);
     stop_enforcing(d);

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -269,6 +271,25 @@ static void action_summary(const json_t *e, char *buf, size_t len)
                  get_str(proc, "comm"), get_str(proc, "exe"),
                  json_object_get(e, "signal") ? " " : "", get_str(e, "signal"));
     }
+    json_t *held = json_object_get(e, "held");
+    if (held) {
+        /* ": 812 held back since 02:14:09Z (forbidden_process 800, notice 12)" */
+        const char *since = get_str(e, "since");
+        size_t used = (size_t)snprintf(buf, len, ": %lld held back since %s (",
+                                       (long long)json_integer_value(json_object_get(e, "total")),
+                                       strlen(since) > 11 ? since + 11 : since);
+        const char *kind;
+        json_t *count;
+        const char *sep = "";
+        json_object_foreach(held, kind, count) {
+            if (used < len)
+                used += (size_t)snprintf(buf + used, len - used, "%s%s %lld", sep, kind,
+                                         (long long)json_integer_value(count));
+            sep = ", ";
+        }
+        if (used < len)
+            snprintf(buf + used, len - used, ")");
+    }
     size_t used = strlen(buf);
     if (json_object_get(e, "message") && used < len)
         snprintf(buf + used, len - used, ": %s", get_str(e, "message"));
@@ -323,6 +344,7 @@ void event_summary(const json_t *e, char *buf, size_t len)
 int event_log_open(struct event_log *log, const char *path, bool echo)
 {
     memset(log, 0, sizeof(*log));
+    log->fd = -1;
     log->echo = echo;
     if (gethostname(log->host, sizeof(log->host) - 1) < 0)
         copy_string(log->host, sizeof(log->host), "unknown");
@@ -331,48 +353,222 @@ int event_log_open(struct event_log *log, const char *path, bool echo)
 
 int event_log_reopen(struct event_log *log, const char *path)
 {
-    FILE *f;
-    if (strcmp(path, "-") == 0) {
-        f = stdout;
-    } else {
-        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
-                      0640);
-        f = fd >= 0 ? fdopen(fd, "a") : NULL;
-        if (!f) {
-            if (fd >= 0)
-                close(fd);
+    int fd = STDOUT_FILENO;
+    bool own = strcmp(path, "-") != 0;
+    if (own) {
+        /* Read too: its last byte says whether it ends a line. */
+        fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640);
+        if (fd < 0)
             return -1;
-        }
     }
-    if (log->file && log->file != stdout)
-        fclose(log->file);
-    log->file = f;
+    if (log->own_fd && log->fd >= 0)
+        close(log->fd);
+    log->fd = fd;
+    log->own_fd = own;
+    /* A file that ends inside a line (a piece that a full disk left and
+     * that could not be taken back) gets the next line on a line of its
+     * own. */
+    struct stat st;
+    char last = '\n';
+    log->mid_line = own && fstat(fd, &st) == 0 && st.st_size > 0 &&
+                    pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
     set_string(&log->path, path);
     return 0;
 }
 
 void event_log_close(struct event_log *log)
 {
-    if (log->file && log->file != stdout)
-        fclose(log->file);
+    if (log->own_fd && log->fd >= 0)
+        close(log->fd);
     free(log->path);
+    event_limit_free(&log->limit);
     memset(log, 0, sizeof(*log));
+    log->fd = -1;
+}
+
+void event_log_set_limit(struct event_log *log, uint64_t per_user, uint64_t interval)
+{
+    event_limit_set(&log->limit, per_user, interval);
+}
+
+static void say(const struct event_log *log, int priority, const char *message)
+{
+    syslog(priority, "%s", message);
+    if (log->echo)
+        fprintf(stderr, "loginguardd: %s\n", message);
+}
+
+static void summarise(const struct event_log *log, const json_t *event)
+{
+    char summary[1024];
+    event_summary(event, summary, sizeof(summary));
+    say(log, LOG_NOTICE, summary);
+}
+
+/* One line with one write(2), so that a line is never mixed with another
+ * and is in the file whole or not at all: what a write cut short (the
+ * disk filled up during it) did write is cut off again.  0, or -1 with
+ * errno. */
+static int append_line(struct event_log *log, const char *line)
+{
+    size_t len = strlen(line);
+    size_t lead = log->mid_line ? 1 : 0, total = lead + len + 1;
+    char *buf = xmalloc(total);
+    buf[0] = '\n';
+    memcpy(buf + lead, line, len);
+    buf[total - 1] = '\n';
+    size_t done = 0;
+    int error = 0;
+    while (done < total) {
+        ssize_t n = write(log->fd, buf + done, total - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            error = n < 0 ? errno : EIO;
+            break;
+        }
+        done += (size_t)n;
+    }
+    free(buf);
+    if (done == total) {
+        log->mid_line = false;
+        return 0;
+    }
+    if (done > 0) {
+        off_t end = lseek(log->fd, 0, SEEK_END);
+        if (end < (off_t)done || ftruncate(log->fd, end - (off_t)done) < 0)
+            log->mid_line = true;
+    }
+    errno = error;
+    return -1;
+}
+
+static int append_event(struct event_log *log, const json_t *event)
+{
+    char *line = json_dumps(event, JSON_COMPACT | JSON_REAL_PRECISION(6));
+    if (!line) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int rc = append_line(log, line);
+    free(line);
+    return rc;
+}
+
+static void note_lost(struct event_log *log, int error)
+{
+    if (log->lost++ > 0)
+        return;
+    log->lost_since = now_realtime_usec();
+    log->lost_errno = error;
+    char msg[600];
+    snprintf(msg, sizeof(msg),
+             "cannot write the event log %s: %s; sampling and enforcement go on, events go to "
+             "syslog only and are counted until the log can be written again",
+             log->path ? log->path : "-", strerror(error));
+    say(log, LOG_ERR, msg);
+}
+
+/* After a full disk, writing starts again only once there is room for
+ * more than a few lines: a short line fitting in the end of a block that
+ * a longer one did not fit in is no sign of room, and would only make the
+ * log stop and start, saying so each time. */
+#define EVENT_LOG_ROOM (64 * 1024)
+
+static bool room_again(const struct event_log *log)
+{
+    struct statvfs st;
+    if (log->lost_errno != ENOSPC || fstatvfs(log->fd, &st) < 0)
+        return true; /* a quota or an I/O error: only trying tells */
+    /* root may write the blocks kept for root. */
+    uint64_t blocks = geteuid() == 0 ? st.f_bfree : st.f_bavail;
+    return blocks * st.f_frsize >= EVENT_LOG_ROOM;
+}
+
+/* After failed writes: one event that says how many were lost and since
+ * when, if it can be written now. */
+static bool recovered(struct event_log *log)
+{
+    if (!room_again(log))
+        return false;
+    char since[64], msg[700];
+    json_t *t = json_time(log->lost_since);
+    copy_string(since, sizeof(since), json_string_value(t));
+    json_decref(t);
+    snprintf(msg, sizeof(msg), "%llu events could not be written to %s since %s (%s)",
+             (unsigned long long)log->lost, log->path ? log->path : "-", since,
+             strerror(log->lost_errno));
+    json_t *e = event_daemon("events_lost", msg, NULL, log->host, now_realtime_usec());
+    json_object_set_new(e, "lost", json_integer((json_int_t)log->lost));
+    json_object_set_new(e, "since", json_string(since));
+    bool ok = append_event(log, e) == 0;
+    if (ok) {
+        summarise(log, e);
+        log->lost = 0;
+    }
+    json_decref(e);
+    return ok;
+}
+
+static void write_out(struct event_log *log, json_t *event)
+{
+    summarise(log, event);
+    if (log->fd < 0)
+        return;
+    if (log->lost && !recovered(log))
+        log->lost++;
+    else if (append_event(log, event) < 0)
+        note_lost(log, errno);
+}
+
+/* The events_suppressed event of what was held back of one user. */
+static void report_held(const struct event_limit_report *r, void *arg)
+{
+    struct event_log *log = arg;
+    uint64_t real = now_realtime_usec(), boot = now_boottime_usec();
+    uint64_t ago = boot > r->since ? boot - r->since : 0;
+    json_t *e = event_action("events_suppressed", r->uid, r->user, r->mode, log->host, real);
+    json_object_set_new(e, "since", json_time(real > ago ? real - ago : 0));
+    json_object_set_new(e, "interval_s",
+                        json_integer((json_int_t)(log->limit.interval / USEC_PER_SEC)));
+    json_t *held = json_object();
+    for (int k = 0; k < HELD_KIND_COUNT; k++)
+        if (r->held[k])
+            json_object_set_new(held, event_limit_kind_name((enum event_limit_kind)k),
+                                json_integer((json_int_t)r->held[k]));
+    json_object_set_new(e, "held", held);
+    json_object_set_new(e, "total", json_integer((json_int_t)r->total));
+    write_out(log, e);
+    json_decref(e);
+}
+
+/* A user's event beyond their share of the log is held back. */
+static bool held_back(struct event_log *log, const json_t *event)
+{
+    int kind = event_limit_kind(json_string_value(json_object_get(event, "event")));
+    json_t *uid = json_object_get(event, "uid");
+    if (kind < 0 || !json_is_integer(uid))
+        return false;
+    struct event_limit_report ended;
+    enum event_limit_verdict v = event_limit_admit(
+        &log->limit, (uid_t)json_integer_value(uid), (enum event_limit_kind)kind,
+        json_string_value(json_object_get(event, "user")),
+        json_string_value(json_object_get(event, "mode")), now_boottime_usec(), &ended);
+    if (ended.total)
+        report_held(&ended, log);
+    return v == EVENT_HOLD;
 }
 
 void event_log_write(struct event_log *log, json_t *event)
 {
-    char summary[1024];
-    event_summary(event, summary, sizeof(summary));
-    syslog(LOG_NOTICE, "%s", summary);
-    if (log->echo)
-        fprintf(stderr, "loginguardd: %s\n", summary);
-    if (log->file) {
-        char *line = json_dumps(event, JSON_COMPACT | JSON_REAL_PRECISION(6));
-        if (line) {
-            fprintf(log->file, "%s\n", line);
-            fflush(log->file);
-            free(line);
-        }
-    }
+    if (!held_back(log, event))
+        write_out(log, event);
     json_decref(event);
+}
+
+void event_log_tick(struct event_log *log, bool all)
+{
+    event_limit_expire(&log->limit, now_boottime_usec(), all, report_held, log);
+    if (log->lost && log->fd >= 0)
+        recovered(log);
 }

@@ -1,5 +1,8 @@
 #include "config.h"
 
+#include <signal.h>
+#include <sys/resource.h>
+
 #include "events.h"
 #include "testutil.h"
 #include "units.h"
@@ -332,6 +335,175 @@ static void test_summary_escapes_acting_text(void **state)
     json_decref(e);
 }
 
+static char *read_all_text(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The lines of text, each parsed: every line must be one JSON object. */
+static size_t parse_lines(char *text, json_t **out, size_t max)
+{
+    size_t n = 0;
+    for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        json_error_t err;
+        json_t *j = json_loads(l, 0, &err);
+        if (!j)
+            fail_msg("not a JSON line: '%s' (%s)", l, err.text);
+        assert_true(n < max);
+        out[n++] = j;
+    }
+    return n;
+}
+
+static json_t *forbidden(uid_t uid, const char *user)
+{
+    json_t *e = event_action("forbidden_process", uid, user, "observe", "h", 0);
+    json_object_set_new(e, "message", json_string("padding to make the line longer than the "
+                                                  "room left on the disk, which is small"));
+    return e;
+}
+
+static void test_event_log_survives_a_full_disk(void **state)
+{
+    (void)state;
+    make_test_dir();
+    char path[256];
+    snprintf(path, sizeof(path), "%s/events.jsonl", test_dir);
+    /* The terminal the daemon says things on in the foreground: a pipe,
+     * which no file size limit applies to. */
+    fflush(stderr);
+    int saved_stderr = dup(2), said_pipe[2];
+    assert_int_equal(pipe(said_pipe), 0);
+    dup2(said_pipe[1], 2);
+    close(said_pipe[1]);
+
+    struct event_log log;
+    assert_int_equal(event_log_open(&log, path, true), 0);
+    event_log_write(&log, event_daemon("daemon_started", "one", NULL, "h", 0));
+    /* The file system fills up: a file size limit does it for one
+     * process, cutting the next write short and failing the rest. */
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    struct rlimit old, full;
+    getrlimit(RLIMIT_FSIZE, &old);
+    full = old;
+    full.rlim_cur = (rlim_t)sb.st_size + 40;
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &full), 0);
+    for (int i = 0; i < 3; i++)
+        event_log_write(&log, forbidden(1001, "alice"));
+    event_log_tick(&log, false); /* still full: nothing */
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    /* Room again: the next sample says what was lost, then goes on. */
+    event_log_tick(&log, false);
+    event_log_write(&log, event_daemon("config_reloaded", NULL, NULL, "h", 0));
+    event_log_close(&log);
+    signal(SIGXFSZ, SIG_DFL);
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    static char said[1 << 16];
+    ssize_t got = read(said_pipe[0], said, sizeof(said) - 1);
+    close(said_pipe[0]);
+    assert_true(got > 0);
+    said[got] = '\0';
+
+    json_t *lines[8];
+    size_t n = parse_lines(read_all_text(path), lines, 8);
+    assert_int_equal(n, 3);
+    assert_string_equal(json_string_value(json_object_get(lines[0], "event")), "daemon_started");
+    assert_string_equal(json_string_value(json_object_get(lines[1], "event")), "events_lost");
+    assert_int_equal(json_integer_value(json_object_get(lines[1], "lost")), 3);
+    assert_non_null(json_string_value(json_object_get(lines[1], "since")));
+    assert_string_equal(json_string_value(json_object_get(lines[2], "event")), "config_reloaded");
+    for (size_t i = 0; i < n; i++)
+        json_decref(lines[i]);
+    /* Said once, on the terminal as in syslog. */
+    const char *first = strstr(said, "cannot write the event log");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "cannot write the event log"));
+    assert_non_null(strstr(said, "events_lost: 3 events could not be written"));
+    remove_test_dir();
+}
+
+/* A line cut short that could not be taken back: the next line still
+ * starts on a line of its own. */
+static void test_next_line_after_a_cut_one_starts_afresh(void **state)
+{
+    (void)state;
+    make_test_dir();
+    char path[256];
+    snprintf(path, sizeof(path), "%s/events.jsonl", test_dir);
+    /* What a short write leaves when the file cannot be truncated, found
+     * when the log is opened (at start, at a SIGHUP). */
+    write_file("events.jsonl", "{\"event\":\"daemon_started\"}\n{\"event\":\"cut");
+    struct event_log log;
+    assert_int_equal(event_log_open(&log, path, false), 0);
+    event_log_write(&log, event_daemon("daemon_started", NULL, NULL, "h", 0));
+    event_log_write(&log, event_daemon("config_reloaded", NULL, NULL, "h", 0));
+    event_log_close(&log);
+    const char *text = read_all_text(path);
+    assert_non_null(strstr(text, "{\"event\":\"cut\n{\"time\""));
+    assert_non_null(strstr(text, "\"daemon_started\"}\n{\"time\""));
+    remove_test_dir();
+}
+
+static void test_user_events_are_rate_limited(void **state)
+{
+    (void)state;
+    make_test_dir();
+    char path[256];
+    snprintf(path, sizeof(path), "%s/events.jsonl", test_dir);
+    struct event_log log;
+    assert_int_equal(event_log_open(&log, path, false), 0);
+    event_log_set_limit(&log, 2, 3600 * USEC_PER_SEC);
+    for (int i = 0; i < 5; i++)
+        event_log_write(&log, forbidden(1001, "alice"));
+    event_log_write(&log, event_action("notice", 1001, "alice", "observe", "h", 0));
+    event_log_write(&log, forbidden(1002, "bob"));
+    /* Never held back: level changes, limits, the daemon's own events. */
+    json_t *v = event_action("violation", 1001, "alice", "observe", "h", 0);
+    event_log_write(&log, v);
+    event_log_write(&log, event_action("limits_set", 1001, "alice", "enforce", "h", 0));
+    event_log_write(&log, event_daemon("config_reloaded", NULL, NULL, "h", 0));
+    event_log_tick(&log, false); /* the interval has not ended */
+    event_log_tick(&log, true);  /* the daemon stops */
+    event_log_close(&log);
+
+    json_t *lines[16];
+    size_t n = parse_lines(read_all_text(path), lines, 16);
+    const char *want[] = {"forbidden_process", "forbidden_process", "forbidden_process",
+                          "violation", "limits_set", "config_reloaded", "events_suppressed"};
+    assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(json_string_value(json_object_get(lines[i], "event")), want[i]);
+    assert_int_equal(json_integer_value(json_object_get(lines[2], "uid")), 1002);
+    json_t *s = lines[n - 1];
+    assert_int_equal(json_integer_value(json_object_get(s, "uid")), 1001);
+    assert_string_equal(json_string_value(json_object_get(s, "user")), "alice");
+    assert_string_equal(json_string_value(json_object_get(s, "mode")), "observe");
+    assert_int_equal(json_integer_value(json_object_get(s, "total")), 4);
+    json_t *held = json_object_get(s, "held");
+    assert_int_equal(json_object_size(held), 2);
+    assert_int_equal(json_integer_value(json_object_get(held, "forbidden_process")), 3);
+    assert_int_equal(json_integer_value(json_object_get(held, "notice")), 1);
+    assert_int_equal(json_integer_value(json_object_get(s, "interval_s")), 3600);
+    char buf[512];
+    event_summary(s, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "events_suppressed: user alice uid 1001: 4 held back since "));
+    assert_non_null(strstr(buf, "(forbidden_process 3, notice 1)"));
+    for (size_t i = 0; i < n; i++)
+        json_decref(lines[i]);
+    remove_test_dir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +515,9 @@ int main(void)
         cmocka_unit_test(test_short_argv_is_whole),
         cmocka_unit_test(test_largest_event_is_bounded),
         cmocka_unit_test(test_summary_escapes_acting_text),
+        cmocka_unit_test(test_event_log_survives_a_full_disk),
+        cmocka_unit_test(test_next_line_after_a_cut_one_starts_afresh),
+        cmocka_unit_test(test_user_events_are_rate_limited),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "events.h"
 #include "notice_rate.h"
+#include "persist.h"
 #include "policy.h"
 #include "proc_connector.h"
 #include "sampler.h"
@@ -41,6 +42,7 @@ struct daemon {
     struct event_log events;
     struct enforcer enforcer;
     struct notice_rate notice_rate;
+    struct persist persist;  /* the state files, and what waits to be written */
     bool enforcing;        /* enforce mode with its backend open */
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;

@@ -5,12 +5,12 @@
 #include <string.h>
 
 #include "events.h"
-#include "login_notices.h"
 #include "notice_build.h"
 #include "notify.h"
 #include "notify_desktop.h"
 #include "notify_email.h"
 #include "notify_tty.h"
+#include "persist.h"
 #include "units.h"
 #include "util.h"
 
@@ -71,10 +71,7 @@ static enum notify_outcome send_on(struct daemon *d, const char *channel, uid_t 
         return o;
     }
     /* login: kept for the PAM module to show at the next login. */
-    return login_notice_add(d->policy.state_dir, uid, now_realtime_usec(), notice_kind_name(kind),
-                            n->subject, n->body, msg, len) == 0
-               ? NOTIFY_SENT
-               : NOTIFY_FAILED;
+    return keep_login_notice(d, uid, kind, n, msg, len);
 }
 
 /* In observe mode the notice says that nothing was done. */
@@ -153,8 +150,6 @@ void notify_decision(struct daemon *d, const struct decision *x)
     if (!reached)
         return;
     notice_rate_note(&d->notice_rate, x->uid, kind, now);
-    char err[512];
     notice_rate_prune(&d->notice_rate, now, p->rate_limit);
-    if (notice_rate_save(&d->notice_rate, p->state_dir, err, sizeof(err)) < 0)
-        event_log_write(&d->events, event_daemon("state_error", err, p, d->events.host, now));
+    save_notice_rate(d);
 }

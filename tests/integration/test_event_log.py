@@ -133,8 +133,10 @@ class FullDisk(unittest.TestCase):
         self.daemon = Daemon(self.workdir, lgtest.enforcing(
             self.parent, self.workdir, event_log=f"{self.disk}/events.jsonl",
             state_dir=f"{self.disk}/state") + """
+# A violation by memory: it comes in time however busy the node's cores are.
 [violation]
-cpu = 1 cores
+cpu = 0 cores
+memory = 100M
 window = 4s
 memory_pressure = 0
 [level 1]
@@ -176,7 +178,7 @@ channels = login
         miner_user = self.users.add("lgtest42")
         hog_user = self.users.add("lgtest43")
         miner = lgtest.private_copy(lgtest.SPIN, self.workdir, "lgminer")
-        spin = lgtest.private_copy(lgtest.SPIN, self.workdir, "spin")
+        memhog = lgtest.private_copy(lgtest.MEMHOG, self.workdir, "memhog")
         self.stop_a_miner(miner_user, miner)
         filler = fill(self.disk)
         # What room the log's last page had left goes to the next events;
@@ -190,11 +192,13 @@ channels = login
         # The disk is full: enforcement goes on.  A forbidden program is
         # stopped, and a violation is limited on the user's cgroup...
         self.stop_a_miner(miner_user, miner)
-        self.procs.start([spin, "2"], hog_user)
+        # 200 MB from 2 s on: allocated after the process is in its user's
+        # cgroup, where cgroup v1 charges it.
+        self.procs.start([memhog, "200@2"], hog_user)
         quota = os.path.join(lgtest.cgroup_dirs(self.parent)["cpu"], f"user-{hog_user.pw_uid}",
                              "cpu.cfs_quota_us")
         wait_for(lambda: os.path.exists(quota) and lgtest.read(quota).strip() == "50000",
-                 4 + 2 * SAMPLE + 10, "the violation's limit on the user's cgroup")
+                 2 + 4 + 2 * SAMPLE + 10, "the violation's limit on the user's cgroup")
         # ...though its level could not be written: that is said once, as
         # it is for the notices kept for the next login.
         state = ("state_error: ", "state.json")

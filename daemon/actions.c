@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "actions.h"
-#include "state.h"
 #include "util.h"
 
 /* A process of a stop level is "offending" above this CPU (cores): an
@@ -178,14 +177,4 @@ static void report_stop(const struct stop_target *t, enum stop_outcome outcome, 
 uint64_t reap_stops(struct daemon *d)
 {
     return stopper_tick(&d->enforcer.stopper, now_boottime_usec(), report_stop, d);
-}
-
-void save_state(struct daemon *d)
-{
-    char err[512];
-    if (state_save(d->policy.state_dir, &d->engine, now_realtime_usec(), err, sizeof(err)) < 0) {
-        json_t *e = event_daemon("state_error", err, &d->policy, d->events.host,
-                                 now_realtime_usec());
-        event_log_write(&d->events, e);
-    }
 }

@@ -15,7 +15,5 @@ void adopt_new_processes(struct daemon *d);
 void remove_empty_cgroups(struct daemon *d);
 /* SIGKILL what outlived its grace; returns the next deadline or 0. */
 uint64_t reap_stops(struct daemon *d);
-/* Write the engine's state (an error is an event). */
-void save_state(struct daemon *d);
 
 #endif

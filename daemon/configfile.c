@@ -46,6 +46,8 @@ static const struct key keys[] = {
     {"daemon", "backend", T_BACKEND, P(backend), 0},
     {"daemon", "cgroup_parent", T_STRING, P(cgroup_parent), 0},
     {"daemon", "stop_grace", T_DURATION, P(stop_grace), 0},
+    {"daemon", "events_per_user", T_COUNT, P(events_per_user), 0},
+    {"daemon", "events_interval", T_DURATION, P(events_interval), 0},
     {"share", "cpu", T_CORES, P(share_cpu), 0},
     {"share", "memory", T_SIZE, P(share_memory), 0},
     {"share", "tasks", T_COUNT, P(share_tasks), 0},
@@ -394,6 +396,9 @@ int config_validate(struct policy *p, const char *path, struct errors *errs)
         errors_add(errs, path, 0, "[violation] window must not be shorter than sample_interval");
     if (!p->cgroup_parent || strstr(p->cgroup_parent, ".."))
         errors_add(errs, path, 0, "[daemon] cgroup_parent must be a cgroup path without '..'");
+    if (p->events_per_user > 0 && p->events_interval == 0)
+        errors_add(errs, path, 0, "[daemon] events_interval must be above 0 (events_per_user = 0 "
+                   "writes every event)");
     if (p->memory_pressure > 100)
         errors_add(errs, path, 0, "[violation] memory_pressure is a percentage: 0 (off) to 100");
     if (p->violation_cpu <= 0 && p->violation_memory == 0)

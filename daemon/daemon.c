@@ -24,6 +24,7 @@ static int sd_notify(int unset, const char *state)
 #include "daemon.h"
 #include "instance_lock.h"
 #include "notify.h"
+#include "persist.h"
 #include "state.h"
 #include "util.h"
 
@@ -79,8 +80,9 @@ static int open_event_log(struct daemon *d, const char *path)
         }
         free(dir);
     }
-    int rc = d->events.file ? event_log_reopen(&d->events, path)
+    int rc = d->events.path ? event_log_reopen(&d->events, path)
                             : event_log_open(&d->events, path, d->opt.foreground);
+    event_log_set_limit(&d->events, d->policy.events_per_user, d->policy.events_interval);
     if (rc < 0) {
         char msg[600];
         snprintf(msg, sizeof(msg), "cannot open the event log %s (%s); events go to syslog only",
@@ -386,9 +388,12 @@ void daemon_tick(struct daemon *d)
     decisions_clear(&d->decisions);
     engine_step(&d->policy, &d->engine, &d->snap, &d->decisions);
     /* On disk before anything is done about it: a crash (kill -9) right
-     * after a limit is set must not lose the level that set it. */
-    if (d->decisions.count > 0)
+     * after a limit is set must not lose the level that set it.  A write
+     * that failed before (a full disk) is tried again. */
+    if (d->decisions.count > 0 || d->persist.state.pending)
         save_state(d);
+    save_pending(d);  /* notified.json and login notices, the same way */
+    event_log_tick(&d->events, false);
     fill_decision_argv(d);
     report_blocked_argv(d);
     for (size_t i = 0; i < d->decisions.count; i++) {
@@ -496,8 +501,10 @@ void daemon_finish(struct daemon *d)
 {
     sd_notify(0, "STOPPING=1");
     notify_stop(d);
+    event_log_tick(&d->events, true); /* what was held back so far */
     log_event(d, "daemon_stopped", NULL);
     save_state(d);
+    save_pending(d);
     stop_enforcing(d);
     proc_connector_close(&d->connector);
     taskstats_close(&d->exits);
@@ -506,6 +513,7 @@ void daemon_finish(struct daemon *d)
     snapshot_free(&d->snap);
     engine_state_free(&d->engine);
     notice_rate_free(&d->notice_rate);
+    persist_free(&d->persist);
     sampler_free(&d->sampler);
     policy_free(&d->policy);
     if (d->state_lock >= 0)

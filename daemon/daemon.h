@@ -11,6 +11,7 @@
 #include "events.h"
 #include "notice_jobs.h"
 #include "notice_rate.h"
+#include "persist.h"
 #include "policy.h"
 #include "proc_connector.h"
 #include "sampler.h"
@@ -43,6 +44,7 @@ struct daemon {
     struct enforcer enforcer;
     struct notice_rate notice_rate;
     struct notice_jobs notice_jobs;  /* desktop and mail children under way */
+    struct persist persist;  /* the state files, and what waits to be written */
     bool enforcing;        /* enforce mode with its backend open */
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,14 +53,68 @@ static json_t *json_time(uint64_t usec)
     return json_string(buf);
 }
 
-static json_t *json_argv(const struct proc_sample *ps)
+/* Bytes the unit of hostile text at s takes in the log line (left > 0;
+ * *unit gets its length): json_from_bytes writes a byte that is not UTF-8
+ * (or a NUL) as \xNN, five bytes once JSON escapes the backslash; JSON
+ * writes a control as \u00NN (at most six), a quote or backslash as two. */
+static size_t written_cost(const unsigned char *s, size_t left, size_t *unit)
+{
+    size_t n = s[0] ? utf8_sequence(s, left) : 0;
+    *unit = n ? n : 1;
+    if (n == 0)
+        return 5;
+    if (n > 1)
+        return n;
+    if (s[0] < 0x20)
+        return 6;
+    return s[0] == '"' || s[0] == '\\' ? 2 : 1;
+}
+
+/* The longest start of s (len bytes) that takes at most budget bytes in
+ * the log line, cut between units of text; *cut says whether it is less
+ * than s, *cost (may be NULL) how many bytes it takes. */
+static json_t *json_bounded(const char *s, size_t len, size_t budget, bool *cut, size_t *cost)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t used = 0, i = 0;
+    while (i < len) {
+        size_t unit, c = written_cost(u + i, len - i, &unit);
+        if (used + c > budget)
+            break;
+        used += c;
+        i += unit;
+    }
+    *cut = i < len;
+    if (cost)
+        *cost = used;
+    return json_from_bytes(s, i);
+}
+
+/* The command line's first arguments, at most EVENT_ARGV_MAX bytes of the
+ * line with their quotes and commas; an argument that does not fit is cut
+ * and ends the list.  *whole: the list is the whole command line. */
+static json_t *json_argv(const struct proc_sample *ps, bool *whole)
 {
     json_t *a = json_array();
-    for (size_t i = 0; ps->argv && i < ps->argv_len;) {
+    size_t budget = EVENT_ARGV_MAX, i = 0;
+    bool cut = false;
+    while (ps->argv && i < ps->argv_len && !cut) {
         size_t n = strnlen(ps->argv + i, ps->argv_len - i);
-        json_array_append_new(a, json_from_bytes(ps->argv + i, n));
+        if (budget <= 3) {
+            cut = true;
+            break;
+        }
+        size_t cost;
+        json_t *arg = json_bounded(ps->argv + i, n, budget - 3, &cut, &cost);
+        if (cut && cost == 0 && n > 0) {
+            json_decref(arg); /* not even a start of it fits */
+            break;
+        }
+        json_array_append_new(a, arg);
+        budget -= 3 + cost;
         i += n + 1;
     }
+    *whole = ps->argv && !cut && i >= ps->argv_len && ps->argv_len == ps->argv_total;
     return a;
 }
 
@@ -67,8 +123,20 @@ static json_t *json_proc(const struct proc_sample *ps)
     json_t *o = json_object();
     json_object_set_new(o, "pid", json_integer(ps->pid));
     json_object_set_new(o, "comm", json_text(ps->comm));
-    json_object_set_new(o, "exe", json_text(ps->exe));
-    json_object_set_new(o, "argv", json_argv(ps));
+    bool cut = false;
+    json_object_set_new(o, "exe", ps->exe ? json_bounded(ps->exe, strlen(ps->exe), EVENT_EXE_MAX,
+                                                         &cut, NULL)
+                                          : json_null());
+    if (cut)
+        json_object_set_new(o, "exe_truncated", json_true());
+    bool whole;
+    json_object_set_new(o, "argv", json_argv(ps, &whole));
+    /* What the command line is known by, whatever was shown of it. */
+    bool known = ps->argv_sha256[0] != '\0';
+    json_object_set_new(o, "argv_bytes",
+                        known ? json_integer((json_int_t)ps->argv_total) : json_null());
+    json_object_set_new(o, "argv_sha256", known ? json_string(ps->argv_sha256) : json_null());
+    json_object_set_new(o, "argv_truncated", json_boolean(known && !whole));
     json_object_set_new(o, "cpu_cores", json_real((double)(long)(ps->cpu * 1000) / 1000));
     json_object_set_new(o, "rss_bytes", json_integer((json_int_t)ps->rss));
     json_object_set_new(o, "class", json_string(class_name(ps->class)));
@@ -182,14 +250,6 @@ static const char *get_str(const json_t *e, const char *key)
     return s ? s : "";
 }
 
-/* Printable for a log line: control characters from hostile names become '?'. */
-static void printable(char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            *s = '?';
-}
-
 /* "limits cpu 0.50 cores, memory 4.0G, tasks 1024" or "pid 123 sim
  * SIGTERM" or a message: what an action event did. */
 static void action_summary(const json_t *e, char *buf, size_t len)
@@ -211,12 +271,32 @@ static void action_summary(const json_t *e, char *buf, size_t len)
                  get_str(proc, "comm"), get_str(proc, "exe"),
                  json_object_get(e, "signal") ? " " : "", get_str(e, "signal"));
     }
+    json_t *held = json_object_get(e, "held");
+    if (held) {
+        /* ": 812 held back since 02:14:09Z (forbidden_process 800, notice 12)" */
+        const char *since = get_str(e, "since");
+        size_t used = (size_t)snprintf(buf, len, ": %lld held back since %s (",
+                                       (long long)json_integer_value(json_object_get(e, "total")),
+                                       strlen(since) > 11 ? since + 11 : since);
+        const char *kind;
+        json_t *count;
+        const char *sep = "";
+        json_object_foreach(held, kind, count) {
+            if (used < len)
+                used += (size_t)snprintf(buf + used, len - used, "%s%s %lld", sep, kind,
+                                         (long long)json_integer_value(count));
+            sep = ", ";
+        }
+        if (used < len)
+            snprintf(buf + used, len - used, ")");
+    }
     size_t used = strlen(buf);
     if (json_object_get(e, "message") && used < len)
         snprintf(buf + used, len - used, ": %s", get_str(e, "message"));
 }
 
-void event_summary(const json_t *e, char *buf, size_t len)
+/* The summary as it comes, before escaping. */
+static void raw_summary(const json_t *e, char *buf, size_t len)
 {
     const char *name = get_str(e, "event");
     json_t *usage = json_object_get(e, "usage");
@@ -252,12 +332,19 @@ void event_summary(const json_t *e, char *buf, size_t len)
     size_t used = strlen(buf);
     if (used < len)
         snprintf(buf + used, len - used, "%s", extra);
-    printable(buf);
+}
+
+void event_summary(const json_t *e, char *buf, size_t len)
+{
+    char raw[1024];
+    raw_summary(e, raw, sizeof(raw));
+    utf8_escape(raw, strlen(raw), buf, len);
 }
 
 int event_log_open(struct event_log *log, const char *path, bool echo)
 {
     memset(log, 0, sizeof(*log));
+    log->fd = -1;
     log->echo = echo;
     if (gethostname(log->host, sizeof(log->host) - 1) < 0)
         copy_string(log->host, sizeof(log->host), "unknown");
@@ -266,48 +353,222 @@ int event_log_open(struct event_log *log, const char *path, bool echo)
 
 int event_log_reopen(struct event_log *log, const char *path)
 {
-    FILE *f;
-    if (strcmp(path, "-") == 0) {
-        f = stdout;
-    } else {
-        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
-                      0640);
-        f = fd >= 0 ? fdopen(fd, "a") : NULL;
-        if (!f) {
-            if (fd >= 0)
-                close(fd);
+    int fd = STDOUT_FILENO;
+    bool own = strcmp(path, "-") != 0;
+    if (own) {
+        /* Read too: its last byte says whether it ends a line. */
+        fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640);
+        if (fd < 0)
             return -1;
-        }
     }
-    if (log->file && log->file != stdout)
-        fclose(log->file);
-    log->file = f;
+    if (log->own_fd && log->fd >= 0)
+        close(log->fd);
+    log->fd = fd;
+    log->own_fd = own;
+    /* A file that ends inside a line (a piece that a full disk left and
+     * that could not be taken back) gets the next line on a line of its
+     * own. */
+    struct stat st;
+    char last = '\n';
+    log->mid_line = own && fstat(fd, &st) == 0 && st.st_size > 0 &&
+                    pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
     set_string(&log->path, path);
     return 0;
 }
 
 void event_log_close(struct event_log *log)
 {
-    if (log->file && log->file != stdout)
-        fclose(log->file);
+    if (log->own_fd && log->fd >= 0)
+        close(log->fd);
     free(log->path);
+    event_limit_free(&log->limit);
     memset(log, 0, sizeof(*log));
+    log->fd = -1;
+}
+
+void event_log_set_limit(struct event_log *log, uint64_t per_user, uint64_t interval)
+{
+    event_limit_set(&log->limit, per_user, interval);
+}
+
+static void say(const struct event_log *log, int priority, const char *message)
+{
+    syslog(priority, "%s", message);
+    if (log->echo)
+        fprintf(stderr, "loginguardd: %s\n", message);
+}
+
+static void summarise(const struct event_log *log, const json_t *event)
+{
+    char summary[1024];
+    event_summary(event, summary, sizeof(summary));
+    say(log, LOG_NOTICE, summary);
+}
+
+/* One line with one write(2), so that a line is never mixed with another
+ * and is in the file whole or not at all: what a write cut short (the
+ * disk filled up during it) did write is cut off again.  0, or -1 with
+ * errno. */
+static int append_line(struct event_log *log, const char *line)
+{
+    size_t len = strlen(line);
+    size_t lead = log->mid_line ? 1 : 0, total = lead + len + 1;
+    char *buf = xmalloc(total);
+    buf[0] = '\n';
+    memcpy(buf + lead, line, len);
+    buf[total - 1] = '\n';
+    size_t done = 0;
+    int error = 0;
+    while (done < total) {
+        ssize_t n = write(log->fd, buf + done, total - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            error = n < 0 ? errno : EIO;
+            break;
+        }
+        done += (size_t)n;
+    }
+    free(buf);
+    if (done == total) {
+        log->mid_line = false;
+        return 0;
+    }
+    if (done > 0) {
+        off_t end = lseek(log->fd, 0, SEEK_END);
+        if (end < (off_t)done || ftruncate(log->fd, end - (off_t)done) < 0)
+            log->mid_line = true;
+    }
+    errno = error;
+    return -1;
+}
+
+static int append_event(struct event_log *log, const json_t *event)
+{
+    char *line = json_dumps(event, JSON_COMPACT | JSON_REAL_PRECISION(6));
+    if (!line) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int rc = append_line(log, line);
+    free(line);
+    return rc;
+}
+
+static void note_lost(struct event_log *log, int error)
+{
+    if (log->lost++ > 0)
+        return;
+    log->lost_since = now_realtime_usec();
+    log->lost_errno = error;
+    char msg[600];
+    snprintf(msg, sizeof(msg),
+             "cannot write the event log %s: %s; sampling and enforcement go on, events go to "
+             "syslog only and are counted until the log can be written again",
+             log->path ? log->path : "-", strerror(error));
+    say(log, LOG_ERR, msg);
+}
+
+/* After a full disk, writing starts again only once there is room for
+ * more than a few lines: a short line fitting in the end of a block that
+ * a longer one did not fit in is no sign of room, and would only make the
+ * log stop and start, saying so each time. */
+#define EVENT_LOG_ROOM (64 * 1024)
+
+static bool room_again(const struct event_log *log)
+{
+    struct statvfs st;
+    if (log->lost_errno != ENOSPC || fstatvfs(log->fd, &st) < 0)
+        return true; /* a quota or an I/O error: only trying tells */
+    /* root may write the blocks kept for root. */
+    uint64_t blocks = geteuid() == 0 ? st.f_bfree : st.f_bavail;
+    return blocks * st.f_frsize >= EVENT_LOG_ROOM;
+}
+
+/* After failed writes: one event that says how many were lost and since
+ * when, if it can be written now. */
+static bool recovered(struct event_log *log)
+{
+    if (!room_again(log))
+        return false;
+    char since[64], msg[700];
+    json_t *t = json_time(log->lost_since);
+    copy_string(since, sizeof(since), json_string_value(t));
+    json_decref(t);
+    snprintf(msg, sizeof(msg), "%llu events could not be written to %s since %s (%s)",
+             (unsigned long long)log->lost, log->path ? log->path : "-", since,
+             strerror(log->lost_errno));
+    json_t *e = event_daemon("events_lost", msg, NULL, log->host, now_realtime_usec());
+    json_object_set_new(e, "lost", json_integer((json_int_t)log->lost));
+    json_object_set_new(e, "since", json_string(since));
+    bool ok = append_event(log, e) == 0;
+    if (ok) {
+        summarise(log, e);
+        log->lost = 0;
+    }
+    json_decref(e);
+    return ok;
+}
+
+static void write_out(struct event_log *log, json_t *event)
+{
+    summarise(log, event);
+    if (log->fd < 0)
+        return;
+    if (log->lost && !recovered(log))
+        log->lost++;
+    else if (append_event(log, event) < 0)
+        note_lost(log, errno);
+}
+
+/* The events_suppressed event of what was held back of one user. */
+static void report_held(const struct event_limit_report *r, void *arg)
+{
+    struct event_log *log = arg;
+    uint64_t real = now_realtime_usec(), boot = now_boottime_usec();
+    uint64_t ago = boot > r->since ? boot - r->since : 0;
+    json_t *e = event_action("events_suppressed", r->uid, r->user, r->mode, log->host, real);
+    json_object_set_new(e, "since", json_time(real > ago ? real - ago : 0));
+    json_object_set_new(e, "interval_s",
+                        json_integer((json_int_t)(log->limit.interval / USEC_PER_SEC)));
+    json_t *held = json_object();
+    for (int k = 0; k < HELD_KIND_COUNT; k++)
+        if (r->held[k])
+            json_object_set_new(held, event_limit_kind_name((enum event_limit_kind)k),
+                                json_integer((json_int_t)r->held[k]));
+    json_object_set_new(e, "held", held);
+    json_object_set_new(e, "total", json_integer((json_int_t)r->total));
+    write_out(log, e);
+    json_decref(e);
+}
+
+/* A user's event beyond their share of the log is held back. */
+static bool held_back(struct event_log *log, const json_t *event)
+{
+    int kind = event_limit_kind(json_string_value(json_object_get(event, "event")));
+    json_t *uid = json_object_get(event, "uid");
+    if (kind < 0 || !json_is_integer(uid))
+        return false;
+    struct event_limit_report ended;
+    enum event_limit_verdict v = event_limit_admit(
+        &log->limit, (uid_t)json_integer_value(uid), (enum event_limit_kind)kind,
+        json_string_value(json_object_get(event, "user")),
+        json_string_value(json_object_get(event, "mode")), now_boottime_usec(), &ended);
+    if (ended.total)
+        report_held(&ended, log);
+    return v == EVENT_HOLD;
 }
 
 void event_log_write(struct event_log *log, json_t *event)
 {
-    char summary[1024];
-    event_summary(event, summary, sizeof(summary));
-    syslog(LOG_NOTICE, "%s", summary);
-    if (log->echo)
-        fprintf(stderr, "loginguardd: %s\n", summary);
-    if (log->file) {
-        char *line = json_dumps(event, JSON_COMPACT | JSON_REAL_PRECISION(6));
-        if (line) {
-            fprintf(log->file, "%s\n", line);
-            fflush(log->file);
-            free(line);
-        }
-    }
+    if (!held_back(log, event))
+        write_out(log, event);
     json_decref(event);
+}
+
+void event_log_tick(struct event_log *log, bool all)
+{
+    event_limit_expire(&log->limit, now_boottime_usec(), all, report_held, log);
+    if (log->lost && log->fd >= 0)
+        recovered(log);
 }

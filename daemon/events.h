@@ -16,6 +16,9 @@
  *   notice             a notice to the user: kind, channel, outcome (notify.c)
  *   enforce_error      enforce mode could not open its backend
  *   state_error        the state file could not be read or written
+ *   state_written      a state file is written again after failures
+ *   events_suppressed  a user's events held back by the rate limit, by kind
+ *   events_lost        events that could not be written (a full disk)
  *   daemon_started, daemon_stopped, config_reloaded, config_error */
 #ifndef LOGINGUARD_EVENTS_H
 #define LOGINGUARD_EVENTS_H
@@ -25,20 +28,51 @@
 #include <stdio.h>
 
 #include "engine.h"
+#include "event_limit.h"
 #include "policy.h"
 #include "snapshot.h"
 
+/* What an event shows of text a user chose, in bytes of the log line
+ * (escapes count): the command line's arguments as a JSON list, and the
+ * executable's path.  Past that the text is cut (argv_truncated,
+ * exe_truncated); the command line is still known by its length and its
+ * SHA-256.  An event lists at most TOP_PROCS processes (engine.h), so a
+ * user's event is a few KiB whatever they run. */
+#define EVENT_ARGV_MAX 1024
+#define EVENT_EXE_MAX 1024
+
 struct event_log {
-    char *path;          /* "-" for standard output */
-    FILE *file;
+    char *path;          /* "-" for standard output; NULL until opened */
+    int fd;              /* opened O_APPEND; -1 when not open */
+    bool own_fd;         /* false for standard output */
     bool echo;           /* also print each summary to stderr (foreground) */
     char host[256];
+    /* Per-user events written per interval (event_limit.h). */
+    struct event_limit limit;
+    /* Writing failed (a full disk, a quota, an I/O error): since when
+     * (realtime usec), how many events were not written since, and the
+     * error.  Everything else goes on; the first write that works again
+     * is an events_lost event with the count. */
+    uint64_t lost;
+    uint64_t lost_since;
+    int lost_errno;
+    /* A write cut short left a piece of a line that could not be taken
+     * back: the next line starts on a line of its own. */
+    bool mid_line;
 };
 
 int event_log_open(struct event_log *log, const char *path, bool echo);
-/* Reopen after logrotate moved the file (SIGHUP), or for a new path. */
+/* Reopen after logrotate moved the file (SIGHUP), or for a new path; the
+ * rate limit and the count of lost events carry over. */
 int event_log_reopen(struct event_log *log, const char *path);
 void event_log_close(struct event_log *log);
+/* [daemon] events_per_user and events_interval (0 per_user: no limit). */
+void event_log_set_limit(struct event_log *log, uint64_t per_user, uint64_t interval);
+/* At every sample: an events_suppressed event for each user whose interval
+ * ended with events held back, and, after a failed write, another try to
+ * say how many were lost.  With all (the daemon stops), every user with
+ * events held back so far is reported. */
+void event_log_tick(struct event_log *log, bool all);
 
 /* The event for one engine decision; name_of gives user names. */
 json_t *event_from_decision(const struct policy *p, const struct decision *d,
@@ -54,14 +88,20 @@ json_t *json_from_limits(double cpu, uint64_t memory, uint64_t tasks);
 json_t *event_daemon(const char *name, const char *message, const struct policy *p,
                      const char *host, uint64_t now);
 
-/* Append, flush, syslog.  Takes the reference. */
+/* A user's event beyond the rate limit is held back (counted, not written
+ * anywhere).  Any other is summarised to syslog (and stderr with echo) and
+ * appended to the file as one line with one write(2).  A write that fails
+ * is counted, said once, and takes nothing else down.  Takes the
+ * reference. */
 void event_log_write(struct event_log *log, json_t *event);
 
 /* A JSON string from bytes that may be anything: invalid UTF-8 becomes
  * \xNN text, so hostile names survive and the log stays valid JSON. */
 json_t *json_from_bytes(const char *s, size_t len);
 
-/* The one-line summary used for syslog and the terminal. */
+/* The one-line summary used for syslog and the terminal: whatever came
+ * from users is escaped (utf8_escape), so it cannot move a terminal or
+ * turn the line around. */
 void event_summary(const json_t *event, char *buf, size_t len);
 
 #endif

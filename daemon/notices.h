@@ -60,7 +60,7 @@ void notice_templates_free(struct notice_templates *t);
 
 /* A placeholder's value.  Values from users (comm, command line) are
  * hostile: rendering shows every control byte, invalid UTF-8 byte, C1
- * control and bidirectional override as \xNN, unless safe is set (the
+ * control and bidirectional control as \xNN (utf8_escape), unless safe is set (the
  * quoted sbatch/srun lines, which shell_quote_argv already made printable;
  * their newlines are kept in the body).  The subject is always escaped. */
 struct notice_field {

@@ -8,40 +8,14 @@
 #include "utf8.h"
 #include "util.h"
 
-/* Valid UTF-8 that still moves a terminal: C1 controls (U+0080..U+009F,
- * U+009B is CSI on some terminals) and the bidirectional overrides and
- * isolates (U+202A..U+202E, U+2066..U+2069) that make text read in another
- * order than it runs. */
-static bool acting_sequence(const unsigned char *s, size_t n)
-{
-    if (n == 2)
-        return s[0] == 0xc2 && s[1] < 0xa0;
-    if (n == 3 && s[0] == 0xe2)
-        return (s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) ||
-               (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9);
-    return false;
-}
-
-/* A hostile value as text that only shows: the way events.c writes bytes. */
+/* A hostile value as text that only shows (utf8_escape: controls, bytes
+ * that are not UTF-8, C1 and bidirectional controls as \xNN). */
 static void add_escaped(struct strbuf *b, const char *value)
 {
-    const unsigned char *u = (const unsigned char *)value;
     size_t len = strlen(value);
-    for (size_t i = 0; i < len;) {
-        size_t n = utf8_sequence(u + i, len - i);
-        if (n == 1 && (u[i] < 0x20 || u[i] == 0x7f))
-            n = 0;
-        if (n > 1 && acting_sequence(u + i, n)) {
-            for (size_t j = 0; j < n; j++)
-                strbuf_addf(b, "\\x%02x", u[i + j]);
-            i += n;
-        } else if (n == 0) {
-            strbuf_addf(b, "\\x%02x", u[i++]);
-        } else {
-            strbuf_add(b, value + i, n);
-            i += n;
-        }
-    }
+    char *out = xmalloc(4 * len + 1);
+    strbuf_add(b, out, utf8_escape(value, len, out, 4 * len + 1));
+    free(out);
 }
 
 /* Each placeholder's field, by placeholder index; unknown names are not

@@ -5,12 +5,12 @@
 #include <string.h>
 
 #include "events.h"
-#include "login_notices.h"
 #include "notice_build.h"
 #include "notify.h"
 #include "notify_desktop.h"
 #include "notify_email.h"
 #include "notify_tty.h"
+#include "persist.h"
 #include "units.h"
 #include "util.h"
 
@@ -107,10 +107,7 @@ static enum notify_outcome send_on(struct daemon *d, const char *channel, uid_t 
     if (strcmp(channel, "desktop") == 0 || strcmp(channel, "email") == 0)
         return start_job(d, strcmp(channel, "email") == 0, uid, user, kind, n, msg, len);
     /* login: kept for the PAM module to show at the next login. */
-    return login_notice_add(d->policy.state_dir, uid, now_realtime_usec(), notice_kind_name(kind),
-                            n->subject, n->body, msg, len) == 0
-               ? NOTIFY_SENT
-               : NOTIFY_FAILED;
+    return keep_login_notice(d, uid, kind, n, msg, len);
 }
 
 /* In observe mode the notice says that nothing was done. */
@@ -156,13 +153,10 @@ static bool render(struct daemon *d, const struct decision *x, enum notice_kind 
 /* A notice reached uid: the next of its kind waits for the rate limit. */
 static void note_reached(struct daemon *d, uid_t uid, enum notice_kind kind)
 {
-    const struct policy *p = &d->policy;
     uint64_t now = now_realtime_usec();
-    char err[512];
     notice_rate_note(&d->notice_rate, uid, kind, now);
-    notice_rate_prune(&d->notice_rate, now, p->rate_limit);
-    if (notice_rate_save(&d->notice_rate, p->state_dir, err, sizeof(err)) < 0)
-        event_log_write(&d->events, event_daemon("state_error", err, p, d->events.host, now));
+    notice_rate_prune(&d->notice_rate, now, d->policy.rate_limit);
+    save_notice_rate(d);
 }
 
 void notify_decision(struct daemon *d, const struct decision *x)

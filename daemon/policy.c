@@ -26,6 +26,8 @@ void policy_init_defaults(struct policy *p)
     p->backend = BACKEND_AUTO;
     p->cgroup_parent = xstrdup("loginguard");
     p->stop_grace = 10 * USEC_PER_SEC;
+    p->events_per_user = 200;
+    p->events_interval = 10 * 60 * USEC_PER_SEC;
 
     p->share_cpu = 4;
     p->share_memory = 16ULL << 30;

@@ -47,6 +47,8 @@ struct policy {
     enum backend backend;
     char *cgroup_parent;
     uint64_t stop_grace;        /* usec between SIGTERM and SIGKILL */
+    uint64_t events_per_user;   /* a user's events written per events_interval; 0 = all */
+    uint64_t events_interval;   /* usec */
 
     /* [share]: every user's standing ceiling */
     double share_cpu;

@@ -72,6 +72,8 @@ static void test_shipped_config_is_the_default(void **state)
     assert_int_equal(shipped.decay, builtin.decay);
     assert_int_equal(shipped.memory_pressure, builtin.memory_pressure);
     assert_int_equal(shipped.stop_grace, builtin.stop_grace);
+    assert_int_equal(shipped.events_per_user, builtin.events_per_user);
+    assert_int_equal(shipped.events_interval, builtin.events_interval);
     assert_true(shipped.compute_cpu == builtin.compute_cpu);
     assert_int_equal(shipped.compute_grace, builtin.compute_grace);
     assert_true(shipped.exempt_cpu == builtin.exempt_cpu);
@@ -196,7 +198,7 @@ static void test_syntax_errors(void **state)
     expect_error("[daemon]\nmdoe = observe\n",
                  ":2: unknown key 'mdoe' in [daemon]; known keys: mode, sample_interval, "
                  "scan_interval, proc_connector, min_uid, admin_group, event_log, state_dir, control_socket, "
-                 "rules_dirs, backend, cgroup_parent, stop_grace");
+                 "rules_dirs, backend, cgroup_parent, stop_grace, events_per_user, events_interval");
     expect_error("[share]\nwindow = 5m\n", ":2: 'window' belongs in [violation], not [share]");
     expect_error("[daemon]\nduration = 5m\n", ":2: 'duration' belongs in [level N], not [daemon]");
 }
@@ -232,6 +234,9 @@ static void test_validation_errors(void **state)
                  ": scan_interval must not be shorter than sample_interval");
     expect_error("[violation]\nwindow = 1s\n",
                  ": [violation] window must not be shorter than sample_interval");
+    expect_error("[daemon]\nevents_interval = 0s\n",
+                 ": [daemon] events_interval must be above 0 (events_per_user = 0 writes every "
+                 "event)");
     expect_error("[violation]\ncpu = 0\nmemory = 0\n",
                  ": [violation] needs cpu or memory above 0, or nothing is ever a violation");
     expect_error("[notify]\nchannels = tty, pager\n",

@@ -168,6 +168,24 @@ static void test_render_escapes_hostile_values(void **state)
     notice_templates_free(&t);
 }
 
+/* The bidirectional marks and isolates, and the C1 range's ends, read as
+ * the summaries do (utf8_escape); text next to them stays. */
+static void test_render_escapes_bidi_marks(void **state)
+{
+    (void)state;
+    struct notice_templates t = one_template("Subject: {program}\n\n{program}\n");
+    struct notice_field f[] = {
+        {"program", "a\xe2\x80\x8e" "b\xe2\x80\x8f" "c\xd8\x9c" "d\xe2\x81\xa6" "e\xc2\x80"
+                    "f\xc2\x9f" "g\xc2\xa0" "h", false},
+    };
+    struct notice n;
+    assert_int_equal(notice_render(&t, NOTICE_WARNED, f, 1, &n), 0);
+    assert_string_equal(n.subject, "a\\xe2\\x80\\x8eb\\xe2\\x80\\x8fc\\xd8\\x9cd\\xe2\\x81\\xa6e"
+                                   "\\xc2\\x80f\\xc2\\x9fg\xc2\xa0h");
+    notice_free(&n);
+    notice_templates_free(&t);
+}
+
 static void test_lines_with_only_empty_values_are_left_out(void **state)
 {
     (void)state;
@@ -241,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_template_errors),
         cmocka_unit_test(test_missing_and_unknown_files),
         cmocka_unit_test(test_render_escapes_hostile_values),
+        cmocka_unit_test(test_render_escapes_bidi_marks),
         cmocka_unit_test(test_lines_with_only_empty_values_are_left_out),
         cmocka_unit_test(test_shipped_templates),
     };

@@ -4,6 +4,7 @@
 #include <jansson.h>
 
 #include "engine.h"
+#include "save_status.h"
 #include "state.h"
 #include "testutil.h"
 #include "units.h"
@@ -405,6 +406,31 @@ static void test_save_to_missing_dir(void **state)
     engine_state_free(&st);
 }
 
+/* A failing write is said once, tried again until it works, and the one
+ * that works is said with how many failed since when. */
+static void test_save_status_says_each_change_once(void **state)
+{
+    (void)state;
+    struct save_status s = {0};
+    assert_int_equal(save_status_note(&s, true, 10), SAVE_NOTHING_NEW);
+    assert_false(s.pending);
+    assert_int_equal(save_status_note(&s, false, 20), SAVE_STARTED_FAILING);
+    assert_true(s.pending);
+    assert_int_equal(save_status_note(&s, false, 30), SAVE_NOTHING_NEW);
+    assert_int_equal(save_status_note(&s, false, 40), SAVE_NOTHING_NEW);
+    assert_true(s.pending);
+    assert_int_equal(save_status_note(&s, true, 50), SAVE_WRITTEN_AGAIN);
+    assert_false(s.pending);
+    assert_int_equal(s.failing_since, 20);
+    assert_int_equal(s.failures, 3);
+    assert_int_equal(save_status_note(&s, true, 60), SAVE_NOTHING_NEW);
+    /* A new run of failures is said again, with its own start. */
+    assert_int_equal(save_status_note(&s, false, 70), SAVE_STARTED_FAILING);
+    assert_int_equal(save_status_note(&s, true, 80), SAVE_WRITTEN_AGAIN);
+    assert_int_equal(s.failing_since, 70);
+    assert_int_equal(s.failures, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +444,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_a_regular_file_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_writable_by_others_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_save_to_missing_dir, setup, teardown),
+        cmocka_unit_test(test_save_status_says_each_change_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,237 @@
+"""The event log cannot be used against the daemon, done for real: a user
+whose hundred processes with 32 KiB command lines are each an event gets
+a bounded share of the log, and a full disk under the log and the state
+files stops neither sampling nor enforcement."""
+
+import errno
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+import unittest
+
+import lgtest
+from lgtest import Daemon, Processes, TestUsers, wait_for
+
+SAMPLE = 1.0
+FLOOD = 100           # processes of the flooding user
+PER_USER = 20         # [daemon] events_per_user below
+INTERVAL = 15         # [daemon] events_interval below, seconds
+ARGV_BYTES = 32768    # each flooding process's command line, less its name
+
+
+def flood_argv(program):
+    """A 32 KiB command line that costs the most once escaped: bytes that
+    are not UTF-8, and control characters."""
+    return [program, "3600000", "lgflood", "lgflood",
+            b"\xff" * (ARGV_BYTES // 2 - 1), b"\x01" * (ARGV_BYTES // 2 - 1)]
+
+
+class EventFlood(lgtest.DaemonTestCase):
+    """Observe mode: every flooding process is a forbidden program."""
+
+    @classmethod
+    def policy(cls):
+        return f"""
+[daemon]
+mode = observe
+cgroup_parent = {cls.parent}
+sample_interval = {SAMPLE:g}s
+scan_interval = 5s
+min_uid = {lgtest.TEST_UID_MIN}
+rules_dirs = {cls.workdir}/rules.d
+events_per_user = {PER_USER}
+events_interval = {INTERVAL}s
+[notify]
+channels =
+"""
+
+    @classmethod
+    def daemon_rules(cls):
+        return [{"name": "test-flood", "class": "forbidden", "comm": "lgflood"},
+                {"name": "test-miner", "class": "forbidden", "comm": "lgminer"}]
+
+    def test_a_flood_of_events_is_bounded_and_counted(self):
+        flooder = self.users.add("lgtest40")
+        other = self.users.add("lgtest41")
+        # The renamer helper, named lgflood, and mostly asleep: a process
+        # that is nothing but its command line.
+        program = lgtest.private_copy(os.path.join(lgtest.TOP_BUILDDIR, "tests", "helpers",
+                                                   "renamer"), self.workdir, "lgflood")
+        size_before = os.path.getsize(self.daemon.events_path)
+        mark = self.daemon.mark()
+        pids = {self.procs.start(flood_argv(program), flooder).pid for _ in range(FLOOD)}
+        # Another user's forbidden program still gets its event.
+        miner = lgtest.private_copy(lgtest.SPIN, self.workdir, "lgminer")
+        self.procs.start([miner, "1", "0.05"], other)
+        self.daemon.wait_event(10, after=mark, event="forbidden_process", uid=other.pw_uid)
+        suppressed = self.daemon.wait_event(INTERVAL + 4 * SAMPLE + 10, after=mark,
+                                            event="events_suppressed", uid=flooder.pw_uid)
+        written = self.daemon.find(after=mark, event="forbidden_process", uid=flooder.pw_uid)
+        self.assertEqual(len(written), PER_USER)
+        self.assertEqual(suppressed["user"], "lgtest40")
+        self.assertEqual(suppressed["held"], {"forbidden_process": FLOOD - PER_USER})
+        self.assertEqual(suppressed["total"], FLOOD - PER_USER)
+        self.assertEqual(suppressed["interval_s"], INTERVAL)
+        # Each written event shows a bounded start of the command line,
+        # and knows the whole by its length and digest.
+        for event in written:
+            proc = event["processes"][0]
+            self.assertIn(proc["pid"], pids)
+            self.assertTrue(proc["argv_truncated"])
+            self.assertEqual(proc["argv_bytes"], len(b"\0".join(
+                os.fsencode(a) if isinstance(a, str) else a for a in flood_argv(program))))
+            self.assertEqual(len(proc["argv_sha256"]), 64)
+            self.assertLessEqual(len(json.dumps(proc["argv"], separators=(",", ":"),
+                                                ensure_ascii=False).encode()), 1024 + 2)
+        # What the whole flood cost the log: its share, not a line per process.
+        with open(self.daemon.events_path, "rb") as f:
+            f.seek(size_before)
+            lines = [line for line in f.read().split(b"\n") if b'"uid":%d' % flooder.pw_uid in line]
+        self.assertEqual(len(lines), PER_USER + 1)
+        self.assertLess(sum(len(line) for line in lines), (PER_USER + 1) * 4096)
+        self.assertLess(max(len(line) for line in lines), 4096)
+
+
+def mount_tmpfs(path, size):
+    os.makedirs(path, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "lgtest-full", path],
+                   check=True)
+
+
+def fill(directory):
+    """Write a file in directory until its file system is full; its path."""
+    path = os.path.join(directory, "filler")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError as e:
+        if e.errno != errno.ENOSPC:
+            raise
+    finally:
+        os.close(fd)
+    return path
+
+
+class FullDisk(unittest.TestCase):
+    """Enforce mode on real cgroups, the event log and the state directory
+    on a small tmpfs of the test's own that the test fills up."""
+
+    def setUp(self):
+        self.users = TestUsers()
+        self.procs = Processes()
+        self.workdir = lgtest.make_workdir()
+        self.parent = f"lgtest-{os.getpid()}-fulldisk"
+        self.disk = os.path.join(self.workdir, "disk")
+        mount_tmpfs(self.disk, "1m")
+        self.addCleanup(self.unmount)
+        lgtest.write_rules(self.workdir, [
+            {"name": "test-miner", "class": "forbidden", "comm": "lgminer"}])
+        self.daemon = Daemon(self.workdir, lgtest.enforcing(
+            self.parent, self.workdir, event_log=f"{self.disk}/events.jsonl",
+            state_dir=f"{self.disk}/state") + """
+# A violation by memory: it comes in time however busy the node's cores are.
+[violation]
+cpu = 0 cores
+memory = 100M
+window = 4s
+memory_pressure = 0
+[level 1]
+name = throttled
+cpu = 0.5 cores
+memory = 0
+stop = no
+duration = 10m
+[notify]
+channels = login
+""")
+        self.daemon.events_path = f"{self.disk}/events.jsonl"
+
+    def unmount(self):
+        if os.path.ismount(self.disk):
+            subprocess.run(["umount", self.disk], check=True)
+
+    def tearDown(self):
+        self.daemon.stop()
+        self.procs.stop_all()
+        lgtest.remove_cgroups(self.parent)
+        self.users.remove_all()
+        self.unmount()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def said(self, *parts):
+        """How many lines the daemon said on its terminal with all of parts."""
+        return sum(all(p in line for p in parts)
+                   for line in self.daemon.stderr_text().split("\n"))
+
+    def stop_a_miner(self, user, miner):
+        """A forbidden program of user's, stopped by the daemon."""
+        p = self.procs.start([miner, "1", "0.05"], user)
+        self.assertEqual(p.wait(5 * SAMPLE + 10), -signal.SIGTERM,
+                         "the forbidden program was not stopped")
+
+    def test_enforcement_goes_on_and_the_log_resumes(self):
+        self.daemon.start()
+        miner_user = self.users.add("lgtest42")
+        hog_user = self.users.add("lgtest43")
+        miner = lgtest.private_copy(lgtest.SPIN, self.workdir, "lgminer")
+        memhog = lgtest.private_copy(lgtest.MEMHOG, self.workdir, "memhog")
+        self.stop_a_miner(miner_user, miner)
+        filler = fill(self.disk)
+        # What room the log's last page had left goes to the next events;
+        # each program stopped is a few of them.
+        for _ in range(20):
+            if self.said("cannot write the event log"):
+                break
+            self.stop_a_miner(miner_user, miner)
+        self.assertEqual(self.said("cannot write the event log"), 1)
+        logged = self.daemon.events()
+        # The disk is full: enforcement goes on.  A forbidden program is
+        # stopped, and a violation is limited on the user's cgroup...
+        self.stop_a_miner(miner_user, miner)
+        # 200 MB from 2 s on: allocated after the process is in its user's
+        # cgroup, where cgroup v1 charges it.
+        self.procs.start([memhog, "200@2"], hog_user)
+        quota = os.path.join(lgtest.cgroup_dirs(self.parent)["cpu"], f"user-{hog_user.pw_uid}",
+                             "cpu.cfs_quota_us")
+        wait_for(lambda: os.path.exists(quota) and lgtest.read(quota).strip() == "50000",
+                 2 + 4 + 2 * SAMPLE + 10, "the violation's limit on the user's cgroup")
+        # ...though its level could not be written: that is said once, as
+        # it is for the notices kept for the next login.
+        state = ("state_error: ", "state.json")
+        wait_for(lambda: self.said(*state), 5, "the state error on the terminal")
+        self.stop_a_miner(miner_user, miner)
+        self.assertEqual(self.said(*state), 1)
+        self.assertEqual(self.said("state_error: ", "login-notices"), 1)
+        self.assertEqual(self.said("cannot write the event log"), 1)
+        self.assertEqual(self.daemon.events(), logged, "the full log changed")
+        # Room again: the log says what it lost, the state is written.
+        os.unlink(filler)
+        lost = self.daemon.wait_event(5 * SAMPLE, after=len(logged), event="events_lost")
+        self.assertGreater(lost["lost"], 3)
+        wait_for(lambda: len(self.daemon.find(after=len(logged), event="state_written")) == 2,
+                 5 * SAMPLE, "the state and the login notices written again")
+        with open(f"{self.disk}/state/state.json") as f:
+            saved = {u["uid"]: u for u in json.load(f)["users"]}
+        self.assertEqual(saved[hog_user.pw_uid]["level"], 1)
+        with open(f"{self.disk}/state/login-notices/{miner_user.pw_uid}.json") as f:
+            kinds = [n["kind"] for n in json.load(f)["notices"]]
+        self.assertIn("forbidden", kinds)
+        # Every line of the log is whole.
+        with open(self.daemon.events_path) as f:
+            for line in f:
+                json.loads(line)
+        # The penalty outlives a crash.
+        self.daemon.proc.send_signal(signal.SIGKILL)
+        self.daemon.proc.wait()
+        restarted = self.daemon.mark()
+        self.daemon.start()
+        self.daemon.wait_event(10, after=restarted, event="limits_set", uid=hog_user.pw_uid,
+                               level=1)
+
+
+if __name__ == "__main__":
+    lgtest.run_tests()

@@ -56,6 +56,10 @@ static void install_handlers(void)
     sa.sa_handler = on_hup;
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* Past a file size limit (RLIMIT_FSIZE) a write fails with EFBIG, which
+     * the event log and the state files handle as a full disk, instead
+     * of ending the daemon. */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 static int parse_options(int argc, char **argv, struct options *opt)

@@ -233,5 +233,46 @@ channels = login
                                level=1)
 
 
+class FileSizeLimit(lgtest.DaemonTestCase):
+    """A daemon started under a file size limit (RLIMIT_FSIZE, as a unit's
+    LimitFSIZE= or a shell's ulimit -f sets): the event log reaches it.
+    The kernel's answer to a write past it is SIGXFSZ, whose default
+    action ends the process."""
+
+    LIMIT = 64 * 1024
+
+    @classmethod
+    def policy(cls):
+        return EventFlood.policy.__func__(cls).replace(f"events_per_user = {PER_USER}",
+                                                     "events_per_user = 0")
+
+    @classmethod
+    def daemon_rules(cls):
+        return [{"name": "test-miner", "class": "forbidden", "comm": "lgminer"}]
+
+    @classmethod
+    def make_daemon(cls):
+        return Daemon(cls.workdir, cls.policy(), wrapper=["prlimit", f"--fsize={cls.LIMIT}"])
+
+    def test_a_log_at_the_limit_does_not_end_the_daemon(self):
+        user = self.users.add("lgtest44")
+        miner = lgtest.private_copy(lgtest.SPIN, self.workdir, "lgminer")
+        # In observe mode each is an event of some 1.5 KiB, every sample.
+        for _ in range(60):
+            self.procs.start([miner, "1", "0.01", "600", "x" * 4000], user)
+        wait_for(lambda: "cannot write the event log" in self.daemon.stderr_text(),
+                 30, "the daemon to say the log is full")
+        self.assertLessEqual(os.path.getsize(self.daemon.events_path), self.LIMIT)
+        # It goes on: more programs, more events (on its terminal, as the
+        # log is full), and it is still running.
+        def seen():
+            return self.daemon.stderr_text().count("forbidden_process: user lgtest44")
+        before = seen()
+        for _ in range(5):
+            self.procs.start([miner, "1", "0.01", "600"], user)
+        wait_for(lambda: seen() >= before + 5, 10 * SAMPLE, "events after the log was full")
+        self.assertIsNone(self.daemon.proc.poll(), "the daemon ended at the file size limit")
+
+
 if __name__ == "__main__":
     lgtest.run_tests()

@@ -120,11 +120,27 @@ class Processes:
         return p
 
     def stop_all(self):
+        """Each started process leads its own process group (setsid), which
+        holds what it started in turn (a shell loop's children): the whole
+        group ends, and is gone, before the next test makes a user who may
+        get the same uid."""
         for p in self.procs:
-            if p.poll() is None:
-                p.kill()
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             p.wait()
+        for p in self.procs:
+            wait_for(lambda: not group_exists(p.pid), 10, f"process group {p.pid} to end")
         self.procs = []
+
+
+def group_exists(pgid):
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
 
 
 class Daemon:

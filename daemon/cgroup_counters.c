@@ -237,21 +237,40 @@ struct pid_list {
     size_t count, capacity;
 };
 
+static void add_pid(struct pid_list *out, pid_t pid)
+{
+    out->pids = grow_array(out->pids, out->count, &out->capacity, sizeof(*out->pids));
+    out->pids[out->count++] = pid;
+}
+
+/* One pid a line.  Parsed by hand: the sweep reads every user's list,
+ * and fscanf cost more than the kernel's side of it. */
 static void read_procs_file(int dirfd, struct pid_list *out)
 {
     int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
+    if (fd < 0)
         return;
+    char buf[8192];
+    uint64_t pid = 0;
+    bool digits = false;
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] >= '0' && buf[i] <= '9') {
+                if (pid < INT32_MAX)
+                    pid = pid * 10 + (uint64_t)(buf[i] - '0');
+                digits = true;
+            } else {
+                if (digits && pid > 0 && pid < INT32_MAX)
+                    add_pid(out, (pid_t)pid);
+                pid = 0;
+                digits = false;
+            }
+        }
     }
-    long pid;
-    while (fscanf(f, "%ld", &pid) == 1) {
-        out->pids = grow_array(out->pids, out->count, &out->capacity, sizeof(*out->pids));
-        out->pids[out->count++] = (pid_t)pid;
-    }
-    fclose(f);
+    if (digits && pid > 0 && pid < INT32_MAX)
+        add_pid(out, (pid_t)pid);
+    close(fd);
 }
 
 /* systemd keeps a user's processes in session-N.scope and user@UID.service

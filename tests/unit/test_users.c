@@ -2,7 +2,6 @@
 
 #include <pwd.h>
 
-#include "cgroup_counters.h"
 #include "users.h"
 #include "testutil.h"
 
@@ -76,43 +75,11 @@ static void test_no_nameless_nothing_forgotten(void **state)
     users_forget(&c);
 }
 
-/* The sweep reads every user's cgroup.procs (and those below it). */
-static void test_cgroup_procs_parsed(void **state)
-{
-    (void)state;
-    make_test_dir();
-    /* One line, a pid split across reads would be, no newline at the end. */
-    char big[20000] = "";
-    for (int pid = 1000; pid < 3000; pid++) {
-        char line[16];
-        snprintf(line, sizeof(line), "%d\n", pid);
-        strcat(big, line);
-    }
-    strcat(big, "77");
-    write_file("user-1001/cgroup.procs", big);
-    write_file("user-1001/session-1.scope/cgroup.procs", "5\n6\n");
-    char dir[128];
-    snprintf(dir, sizeof(dir), "%s/user-1001", test_dir);
-    struct user_cgroup g = {.uid = 1001, .procs_dirfd = open(dir, O_RDONLY | O_DIRECTORY)};
-    assert_true(g.procs_dirfd >= 0);
-    pid_t *pids;
-    size_t n = counters_pids(&g, &pids);
-    assert_int_equal(n, 2000 + 1 + 2);
-    assert_int_equal(pids[0], 1000);
-    assert_int_equal(pids[1999], 2999);
-    assert_int_equal(pids[2000], 77);
-    assert_int_equal(pids[2001] + pids[2002], 11);
-    free(pids);
-    close(g.procs_dirfd);
-    remove_test_dir();
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nameless_are_retried_in_turn),
         cmocka_unit_test(test_no_nameless_nothing_forgotten),
-        cmocka_unit_test(test_cgroup_procs_parsed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

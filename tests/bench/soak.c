@@ -167,7 +167,7 @@ int main(void)
     }
     struct rlimit nofile;
     getrlimit(RLIMIT_NOFILE, &nofile);
-    if ((rlim_t)procs * 2 + 4 * (rlim_t)users + 64 > nofile.rlim_max) {
+    if ((rlim_t)procs + 4 * (rlim_t)users + 64 > nofile.rlim_max) {
         printf("soak: RLIMIT_NOFILE %llu is too low for %d processes; skipped\n",
                (unsigned long long)nofile.rlim_max, procs);
         cleanup();

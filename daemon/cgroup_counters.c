@@ -170,6 +170,9 @@ int counters_stat_value(const char *text, size_t len, const char *key, uint64_t 
     return -1;
 }
 
+#define MEMORY_CPU_USEC 5000
+#define MEMORY_KEPT_MAX 4
+
 static int read_number_file(int fd, uint64_t *value)
 {
     char buf[64];
@@ -205,13 +208,23 @@ int counters_read(const struct user_counters *c, struct user_cgroup *g, struct u
             return -1;
         cpu_usec = ns / 1000;
     }
-    /* memory.stat is the costly file (about 40 lines).  A group whose CPU
-     * counter stood still ran nothing, so its memory and tasks are as they
-     * were: only what it used before is reported again. */
-    if (g->have_usage && cpu_usec == g->usage.cpu_usec) {
+    /* memory.stat is the costly file (about 40 lines, 10 us on v1).  A
+     * group whose CPU counter stood still ran nothing, so its memory and
+     * tasks are as they were.  One that used less than MEMORY_CPU_USEC
+     * since they were read (a shell waking, a process renaming itself)
+     * cannot have grown much (the kernel zeroes about 4 GiB of new memory
+     * a CPU second: 20 MiB), so they are read again only every
+     * MEMORY_KEPT_MAX + 1 samples: a node's hundreds of users who do
+     * next to nothing cost one read each, not three. */
+    uint64_t since = cpu_usec - g->usage.cpu_usec;
+    if (g->have_usage && cpu_usec >= g->usage.cpu_usec &&
+        (since == 0 || (since < MEMORY_CPU_USEC && g->usage_kept < MEMORY_KEPT_MAX))) {
+        g->usage_kept += since > 0;
         *out = g->usage;
+        out->cpu_usec = cpu_usec;
         return 0;
     }
+    g->usage_kept = 0;
     memset(out, 0, sizeof(*out));
     out->cpu_usec = cpu_usec;
     if (g->memory_fd >= 0) {
@@ -237,21 +250,40 @@ struct pid_list {
     size_t count, capacity;
 };
 
+static void add_pid(struct pid_list *out, pid_t pid)
+{
+    out->pids = grow_array(out->pids, out->count, &out->capacity, sizeof(*out->pids));
+    out->pids[out->count++] = pid;
+}
+
+/* One pid a line.  Parsed by hand: the sweep reads every user's list,
+ * and fscanf cost more than the kernel's side of it. */
 static void read_procs_file(int dirfd, struct pid_list *out)
 {
     int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
+    if (fd < 0)
         return;
+    char buf[8192];
+    uint64_t pid = 0;
+    bool digits = false;
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] >= '0' && buf[i] <= '9') {
+                if (pid < INT32_MAX)
+                    pid = pid * 10 + (uint64_t)(buf[i] - '0');
+                digits = true;
+            } else {
+                if (digits && pid > 0 && pid < INT32_MAX)
+                    add_pid(out, (pid_t)pid);
+                pid = 0;
+                digits = false;
+            }
+        }
     }
-    long pid;
-    while (fscanf(f, "%ld", &pid) == 1) {
-        out->pids = grow_array(out->pids, out->count, &out->capacity, sizeof(*out->pids));
-        out->pids[out->count++] = (pid_t)pid;
-    }
-    fclose(f);
+    if (digits && pid > 0 && pid < INT32_MAX)
+        add_pid(out, (pid_t)pid);
+    close(fd);
 }
 
 /* systemd keeps a user's processes in session-N.scope and user@UID.service

@@ -24,8 +24,9 @@ struct user_cgroup {
     int procs_dirfd;  /* the cpu (v1) or only (v2) directory, for cgroup.procs */
     uint64_t last_cpu_usec;   /* for the sampler's rate */
     bool have_last;
-    struct user_usage usage;  /* the last reading */
+    struct user_usage usage;  /* the last reading of memory and tasks, with the CPU then */
     bool have_usage;
+    unsigned usage_kept;      /* samples since, with a little CPU used (counters_read) */
     bool seen;
 };
 

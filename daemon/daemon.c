@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,6 +380,9 @@ void daemon_tick(struct daemon *d)
         report_subuids(d);
         if (d->enforcing)
             remove_empty_cgroups(d);
+        /* Free pages inside the heap go back too (what a burst of new
+         * processes left), so the resident size follows what is held. */
+        malloc_trim(0);
         d->next_sweep = now + d->policy.scan_interval;
     }
     if (now < d->next_sample)

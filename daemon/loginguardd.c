@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +150,12 @@ int main(int argc, char **argv)
         return 1;
     }
     install_handlers();
+    /* Arrays and buffers of 64 KiB and more (a start-up sweep's, a
+     * 10,000-process table's) get their own mappings, given back when
+     * freed; glibc's default raises that threshold after each such free,
+     * and the heap then keeps the high-water mark. */
+    mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
     if (daemon_start(&d) < 0)
         return 1;
     daemon_run(&d);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -161,26 +162,44 @@ static int ack_error(const unsigned char *buf, size_t len, uint32_t sender, uint
     return (int)ev.event_data.ack.err;
 }
 
-static int send_op(int fd, enum proc_cn_mcast_op op, uint32_t seq, uint32_t ack)
+/* Linux 6.6 lets a listener name the events it wants: the op followed by
+ * a mask (the kernel's struct proc_input; older headers lack it).  Older
+ * kernels take only the bare op and ignore a longer message. */
+struct listen_filter {
+    uint32_t op;
+    uint32_t events;
+};
+
+/* Forks, execs, uid changes and exits: not renames (PROC_EVENT_COMM),
+ * which any user can make by the hundred thousand a second, each one a
+ * message the daemon would wake for and read; nor sid, gid, ptrace or
+ * coredump events.  (Only EXIT, not NONZERO_EXIT: every exit.) */
+#define WANTED_EVENTS                                                                              \
+    ((uint32_t)PROC_EVENT_FORK | (uint32_t)PROC_EVENT_EXEC | (uint32_t)PROC_EVENT_UID |            \
+     (uint32_t)PROC_EVENT_EXIT)
+
+static int send_op(int fd, enum proc_cn_mcast_op op, bool filtered, uint32_t seq, uint32_t ack)
 {
     struct {
         struct nlmsghdr nh;
         struct cn_msg cn;
-        enum proc_cn_mcast_op op;
+        struct listen_filter in;
     } __attribute__((packed)) msg;
+    size_t data_len = filtered ? sizeof(msg.in) : sizeof(msg.in.op);
+    size_t len = sizeof(msg) - sizeof(msg.in) + data_len;
     memset(&msg, 0, sizeof(msg));
-    msg.nh.nlmsg_len = sizeof(msg);
+    msg.nh.nlmsg_len = (uint32_t)len;
     msg.nh.nlmsg_type = NLMSG_DONE;
     msg.nh.nlmsg_pid = (uint32_t)getpid();
     msg.cn.id.idx = CN_IDX_PROC;
     msg.cn.id.val = CN_VAL_PROC;
     msg.cn.seq = seq;
     msg.cn.ack = ack;
-    msg.cn.len = sizeof(op);
-    msg.op = op;
+    msg.cn.len = (uint16_t)data_len;
+    msg.in.op = (uint32_t)op;
+    msg.in.events = WANTED_EVENTS;
     struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-    return sendto(fd, &msg, sizeof(msg), 0, (struct sockaddr *)&kernel, sizeof(kernel)) ==
-                   (ssize_t)sizeof(msg)
+    return sendto(fd, &msg, len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) == (ssize_t)len
                ? 0
                : -1;
 }
@@ -191,9 +210,8 @@ static int send_op(int fd, enum proc_cn_mcast_op op, uint32_t seq, uint32_t ack)
  * subscription of another program cannot pass for ours.  No answer at all means the kernel sent
  * none: there was no listener, so ours failed.  Events before the answer
  * are dropped: the sweep that follows the start reads all of /proc. */
-static int wait_ack(int fd, uint32_t ack)
+static int wait_ack(int fd, uint32_t ack, int timeout_ms)
 {
-    static const int timeout_ms = 1000;
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
     for (int waited = 0; waited < timeout_ms; waited += 50) {
         if (poll(&pfd, 1, 50) < 0 && errno != EINTR)
@@ -211,6 +229,47 @@ static int wait_ack(int fd, uint32_t ack)
         }
     }
     return ETIMEDOUT;
+}
+
+/* Whether a datagram holds our own rename. */
+static bool own_rename(const unsigned char *buf, size_t len, pid_t self)
+{
+    struct nlmsghdr nh;
+    struct cn_msg cn;
+    struct proc_event ev;
+    if (len < NLMSG_HDRLEN + sizeof(cn) + event_head)
+        return false;
+    memcpy(&nh, buf, sizeof(nh));
+    memcpy(&cn, buf + NLMSG_HDRLEN, sizeof(cn));
+    memset(&ev, 0, sizeof(ev));
+    size_t body = len - NLMSG_HDRLEN - sizeof(cn);
+    memcpy(&ev, buf + NLMSG_HDRLEN + sizeof(cn), body < sizeof(ev) ? body : sizeof(ev));
+    return cn.id.idx == CN_IDX_PROC && cn.id.val == CN_VAL_PROC && ev.what == PROC_EVENT_COMM &&
+           body >= event_head + sizeof(ev.event_data.comm) &&
+           ev.event_data.comm.process_pid == self;
+}
+
+/* Ask for the wanted events only.  The kernel sends no answer to a
+ * filtered listener (its filter drops the answer too), so whether the
+ * filter took is found out: a rename of our own (to the same name) is
+ * reported at once, within the prctl, unless the kernel filters.
+ * Whatever else arrives meanwhile is dropped, as before the answer. */
+static void ask_filter(struct proc_connector *pc)
+{
+    char name[17] = "";
+    if (send_op(pc->fd, PROC_CN_MCAST_LISTEN, true, 0, 0) < 0 ||
+        prctl(PR_GET_NAME, name, 0, 0, 0) < 0)
+        return;
+    unsigned char buf[DGRAM_MAX] __attribute__((aligned(8)));
+    while (recv(pc->fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0 || errno == ENOBUFS)
+        ;
+    if (prctl(PR_SET_NAME, name, 0, 0, 0) < 0)
+        return;
+    bool seen = false;
+    ssize_t n;
+    while ((n = recv(pc->fd, buf, sizeof(buf), MSG_DONTWAIT)) >= 0 || errno == ENOBUFS)
+        seen = seen || (n > 0 && own_rename(buf, (size_t)n, getpid()));
+    pc->filtered = !seen;
 }
 
 int proc_connector_open(struct proc_connector *pc, char *err, size_t err_len)
@@ -232,10 +291,12 @@ int proc_connector_open(struct proc_connector *pc, char *err, size_t err_len)
         uint32_t cookie[2] = {0, 0};
         if (getrandom(cookie, sizeof(cookie), GRND_NONBLOCK) < 0)
             cookie[1] = (uint32_t)getpid() ^ (uint32_t)time(NULL);
-        if (send_op(pc->fd, PROC_CN_MCAST_LISTEN, cookie[0], cookie[1]) == 0) {
-            int answer = wait_ack(pc->fd, cookie[1] + 1);
-            if (answer == 0)
+        if (send_op(pc->fd, PROC_CN_MCAST_LISTEN, false, cookie[0], cookie[1]) == 0) {
+            int answer = wait_ack(pc->fd, cookie[1] + 1, 1000);
+            if (answer == 0) {
+                ask_filter(pc);
                 return 0;
+            }
             errno = answer;
         }
     }
@@ -249,7 +310,7 @@ int proc_connector_open(struct proc_connector *pc, char *err, size_t err_len)
 void proc_connector_close(struct proc_connector *pc)
 {
     if (pc->fd >= 0) {
-        send_op(pc->fd, PROC_CN_MCAST_IGNORE, 0, 0);
+        send_op(pc->fd, PROC_CN_MCAST_IGNORE, false, 0, 0);
         close(pc->fd);
     }
     pc->fd = -1;

@@ -43,6 +43,7 @@ void proc_connector_parse(const void *buf, size_t len, uint32_t sender, struct p
 
 struct proc_connector {
     int fd;             /* -1 when closed */
+    bool filtered;      /* the kernel sends only the events wanted (Linux 6.6 and later) */
     uint64_t events, rejected, overruns;
 };
 

@@ -829,18 +829,51 @@ static void apply_marks(struct sampler *s, const struct policy *p, uint64_t now,
     pid_marks_clear(&s->marks);
 }
 
+static void add_procfs_usage(struct sampler *s, struct snapshot *snap, struct uid_index *ix,
+                             const struct tracked_proc *t)
+{
+    struct user_sample *u = user_for(ix, snap, t->owner);
+    u->tasks += t->threads;
+    add_usage(s, u, t);
+}
+
+/* With the proc connector every new, exec'd, re-owned and ended process
+ * is reported (apply_marks), so the known ones are read straight from
+ * the table: listing /proc cost as much as the reads themselves (about
+ * 1 us an entry).  A process gone unreported fails its read. */
+static void read_known(struct sampler *s, const struct policy *p, struct snapshot *snap,
+                       uint64_t now, uint64_t interval, struct uid_index *ix)
+{
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
+            next = t->next;
+            if (t->ignored || t->generation == s->generation) {
+                t->generation = s->generation;
+            } else if (refresh(s, p, t, now, interval) == 0) {
+                t->generation = s->generation;
+            } else {
+                forget(s, t);
+                continue;
+            }
+            if (!t->ignored)
+                add_procfs_usage(s, snap, ix, t);
+        }
+    }
+}
+
 /* Level one from /proc: every user process, one held-descriptor read each. */
 static void sample_procfs(struct sampler *s, const struct policy *p, struct snapshot *snap,
                           uint64_t now, uint64_t interval, struct uid_index *ix)
 {
     apply_marks(s, p, now, interval); /* the exec'd, before they are read */
+    if (s->events_live) {
+        read_known(s, p, snap, now, interval, ix);
+        return;
+    }
     for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
         struct tracked_proc *t = visit(s, p, pid, now, interval);
-        if (!t || t->ignored)
-            continue;
-        struct user_sample *u = user_for(ix, snap, t->owner);
-        u->tasks += t->threads;
-        add_usage(s, u, t);
+        if (t && !t->ignored)
+            add_procfs_usage(s, snap, ix, t);
     }
     prune(s, s->generation);
 }
@@ -1022,6 +1055,13 @@ double sampler_memory_pressure(const char *path)
 
 void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *snap)
 {
+    /* The start-up sweep hands every process over at once: an array of
+     * that size is not kept for the few that come later. */
+    if (s->new_count == 0 && s->new_capacity > 1024) {
+        free(s->new_procs);
+        s->new_procs = NULL;
+        s->new_capacity = 0;
+    }
     if (s->rescan)
         sampler_sweep(s, p);
     uint64_t now = now_boottime_usec();

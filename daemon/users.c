@@ -49,12 +49,34 @@ const struct user_info *users_lookup(struct user_cache *c, const struct policy *
     return u;
 }
 
+static int by_index(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 void users_retry_unknown(struct user_cache *c)
 {
-    size_t kept = 0;
-    for (size_t i = 0; i < c->count; i++)
-        if (c->entries[i].name[0])
+    /* The nameless after the last one retried, then from the lowest uid. */
+    size_t start = uid_position(c->entries, c->count, sizeof(*c->entries),
+                                offsetof(struct user_info, uid), c->retried + 1);
+    size_t drop[USERS_RETRY_MAX], n = 0;
+    for (size_t k = 0; k < c->count && n < USERS_RETRY_MAX; k++) {
+        size_t i = (start + k) % c->count;
+        if (!c->entries[i].name[0])
+            drop[n++] = i;
+    }
+    if (n == 0)
+        return;
+    c->retried = c->entries[drop[n - 1]].uid;
+    qsort(drop, n, sizeof(drop[0]), by_index);
+    size_t kept = 0, d = 0;
+    for (size_t i = 0; i < c->count; i++) {
+        if (d < n && drop[d] == i)
+            d++;
+        else
             c->entries[kept++] = c->entries[i];
+    }
     c->count = kept;
 }
 

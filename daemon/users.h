@@ -18,13 +18,19 @@ struct user_info {
 struct user_cache {
     struct user_info *entries;
     size_t count, capacity;
+    uid_t retried;        /* the last nameless uid asked again (a round robin) */
 };
 
 const struct user_info *users_lookup(struct user_cache *c, const struct policy *p, uid_t uid);
 void users_forget(struct user_cache *c);
-/* Forget the uids that had no name: a directory service (LDAP, sssd)
- * that was down then is asked again at the next lookup (the sampler
- * calls this at every sweep). */
+/* Forget up to USERS_RETRY_MAX of the uids that had no name, in turn
+ * by uid: a directory service (LDAP, sssd) that was down then is asked
+ * again at the next lookup (the sampler calls this at every sweep).  A
+ * lookup of a uid no directory knows is the costly kind (every NSS
+ * module is asked; about 70 us through nss_systemd), and a node may run
+ * hundreds of such uids (containers, batch accounts without entries):
+ * asking them all at every sweep was most of the daemon's CPU. */
+#define USERS_RETRY_MAX 32
 void users_retry_unknown(struct user_cache *c);
 
 #endif

@@ -9,12 +9,18 @@
  *      cpu.cfs_quota_us is read and compared with the quota the level
  *      should give.  Window 10 s by default; the shipped 5 min window with
  *      LG_BENCH_DEFAULT_WINDOW=1 (it takes about 10 min a repetition).
- *   2. The daemon's own CPU share and peak RSS with 10,000 idle processes
- *      of 500 users, every one moved by the daemon into its user's cgroup,
- *      at the default intervals; then, in this process against the same
- *      cgroups, where one counter-path sample (sampler_sample) spends its
- *      time: the /proc listing that finds new processes versus the
- *      per-user counter reads.
+ *   2. The daemon's own CPU and memory with 10,000 processes of 500 users,
+ *      every one moved by the daemon into its user's cgroup, at the
+ *      default intervals:
+ *        a. idle processes;
+ *        b. hostile ones: each holds a 32 KiB command line crafted against
+ *           a shipped argv pattern, and 1,000 of them rename themselves
+ *           four times a second.
+ *      The daemon's CPU (from its CPU clock) over several windows of one
+ *      scan_interval each (one sweep in each), min and median, its memory
+ *      at the end of each, and the rest of the machine's load in each
+ *      window beside them.  Then, in this process against the same cgroups,
+ *      where one counter-path sample (sampler_sample) spends its time.
  * It prints figures, and the targets beside them, never pass/fail.
  * Exit status: 0, or 77 when it cannot run at all (not root, ...).
  *
@@ -23,9 +29,13 @@
  *   LG_BENCH_LATENCY         0 skips part 1 (default 1)
  *   LG_BENCH_LATENCY_REPS    hogs per window (3)
  *   LG_BENCH_DEFAULT_WINDOW  1 also runs part 1 with the shipped window (0)
- *   LG_BENCH_DAEMON_SECONDS  part 2's measuring window (60; 0 skips part 2)
+ *   LG_BENCH_WINDOWS         part 2's measuring windows (4; 0 skips part 2)
+ *   LG_BENCH_WINDOW_SECONDS  their length (default: the policy's scan_interval, 30)
+ *   LG_BENCH_HOSTILE         0 skips part 2b (default 1)
  *   LG_BENCH_PROCS, LG_BENCH_USERS  part 2's load (10000, 500)
- *   LG_BENCH_SAMPLES         in-process samples averaged (20)
+ *   LG_BENCH_ARGV_BYTES      2b's command lines (32768)
+ *   LG_BENCH_RENAMERS, LG_BENCH_RENAME_MS  2b's renaming processes (1000, 250)
+ *   LG_BENCH_SAMPLES         in-process samples, one per sample_interval (15)
  *   LG_BENCH_ADOPT_TIMEOUT   seconds to wait for every process to be moved (300)
  *   LG_BENCH_WAIT_OTHERS     seconds to wait for another loginguardd to end (600)
  *   LG_BENCH_KEEP            1 keeps the temporary directory (configs, event logs)
@@ -58,6 +68,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchdaemon.h"
 #include "benchutil.h"
 #include "cgroup_counters.h"
 #include "configfile.h"
@@ -71,13 +82,18 @@
 #define TOP_SRCDIR "."
 #endif
 
-#define LOAD_BASE_UID 61000u /* part 2's users; also the daemons' min_uid */
 #define HOG_BASE_UID 62000u  /* part 1's, a fresh one per hog */
 #define MAX_REPS 20
 #define CFS_PERIOD_US 100000
-#define NO_VALUE (-999999999L) /* a file that could not be read */
 
+/* The targets at 10,000 processes of 500 users, enforce mode. */
 #define TARGET_DAEMON_CPU_PCT 0.2
+#define TARGET_DAEMON_RSS_MIB 8.0
+
+/* The hog of part 1, to be stopped on the way out. */
+static struct {
+    pid_t hog;
+} G;
 
 /* ------------------------------------------------------------------ */
 /* small helpers                                                        */
@@ -89,34 +105,7 @@ static double real_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static double cpu_self_us(void)
-{
-    struct rusage r;
-    getrusage(RUSAGE_SELF, &r);
-    return tv_us(r.ru_utime) + tv_us(r.ru_stime);
-}
 
-static long read_long_file(const char *path)
-{
-    char *t = read_text(path, 64);
-    long v = t && *t ? strtol(t, NULL, 10) : NO_VALUE;
-    free(t);
-    return v;
-}
-
-static long env_long(const char *name, long def, long min, long max)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (*end || x < min || x > max) {
-        fprintf(stderr, "bench_enforce: ignoring %s=%s (want %ld..%ld)\n", name, v, min, max);
-        return def;
-    }
-    return x;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -149,480 +138,6 @@ static double iso_us(const char *text)
     return (double)timegm(&tm) * 1e6 + ms * 1e3;
 }
 
-/* ------------------------------------------------------------------ */
-/* state to clean up                                                    */
-
-#define MAX_PARENTS 4
-
-static struct {
-    pid_t daemon;
-    pid_t hog;
-    char tmpdir[64];
-    char parents[MAX_PARENTS][64]; /* cgroup_parent names given to daemons */
-    int parent_count;
-} G = {0, 0, "", {{0}}, 0};
-
-
-/* ------------------------------------------------------------------ */
-/* cgroups: the v1 controllers the backend uses                         */
-
-enum { C_CPU, C_CPUACCT, C_MEMORY, C_PIDS, C_COUNT };
-static const char *const ctl_names[C_COUNT] = {"cpu", "cpuacct", "memory", "pids"};
-
-struct controller {
-    char mount[256];
-    char own[512]; /* "" for the root */
-    bool found;
-};
-static struct controller ctl[C_COUNT];
-
-static void find_controller(const char *name, struct controller *c)
-{
-    c->found = false;
-    FILE *f = fopen("/proc/self/mounts", "re");
-    char line[1024];
-    while (f && fgets(line, sizeof(line), f)) {
-        char dev[256], dir[256], type[64], opts[512];
-        if (sscanf(line, "%255s %255s %63s %511s", dev, dir, type, opts) == 4 &&
-            strcmp(type, "cgroup") == 0 && has_token(opts, name)) {
-            snprintf(c->mount, sizeof(c->mount), "%s", dir);
-            c->found = true;
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-    if (!c->found)
-        return;
-    c->found = false;
-    f = fopen("/proc/self/cgroup", "re");
-    while (f && fgets(line, sizeof(line), f)) {
-        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-        if (!b)
-            continue;
-        *b = '\0';
-        b[1 + strcspn(b + 1, "\n")] = '\0';
-        if (has_token(a + 1, name)) {
-            snprintf(c->own, sizeof(c->own), "%s", strcmp(b + 1, "/") == 0 ? "" : b + 1);
-            c->found = true;
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-}
-
-/* Where a daemon started by this process puts a relative cgroup_parent:
- * below this process's own cgroup, as cgroupfs_open does for its own. */
-static void parent_dir(int c, const char *parent, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.255s%.511s/%.63s", ctl[c].mount, ctl[c].own, parent);
-}
-
-static void user_dir(int c, const char *parent, uid_t uid, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.255s%.511s/%.63s/user-%u", ctl[c].mount, ctl[c].own, parent,
-             (unsigned)uid);
-}
-
-static void remember_parent(const char *parent)
-{
-    for (int i = 0; i < G.parent_count; i++)
-        if (strcmp(G.parents[i], parent) == 0)
-            return;
-    if (G.parent_count < MAX_PARENTS)
-        snprintf(G.parents[G.parent_count++], sizeof(G.parents[0]), "%s", parent);
-}
-
-static int rmdir_patiently(const char *path)
-{
-    for (int tries = 0; rmdir(path) < 0; tries++) {
-        if (errno == ENOENT)
-            return 0;
-        if (errno != EBUSY || tries >= 100)
-            return -1;
-        nap_ms(20);
-    }
-    return 0;
-}
-
-/* The user-* directories below one of our parents, then the parent, in
- * every controller.  Only once their processes are gone. */
-static int remove_parent(const char *parent)
-{
-    int failed = 0;
-    for (int c = 0; c < C_COUNT; c++) {
-        if (!ctl[c].found)
-            continue;
-        char dir[1024], sub[1400];
-        parent_dir(c, parent, dir, sizeof(dir));
-        DIR *d = opendir(dir);
-        if (!d)
-            continue; /* never made, or made on a controller we do not see */
-        struct dirent *de;
-        while ((de = readdir(d)) != NULL) {
-            if (de->d_type != DT_DIR || strncmp(de->d_name, "user-", 5) != 0)
-                continue;
-            snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-            if (rmdir_patiently(sub) < 0) {
-                fprintf(stderr, "bench_enforce: cannot remove cgroup %s: %s\n", sub,
-                        strerror(errno));
-                failed++;
-            }
-        }
-        closedir(d);
-        if (rmdir_patiently(dir) < 0) {
-            fprintf(stderr, "bench_enforce: cannot remove cgroup %s: %s\n", dir, strerror(errno));
-            failed++;
-        }
-    }
-    return failed ? -1 : 0;
-}
-
-/* Processes in the cpuacct user-* directories below parent (the daemon
- * moves each process in every controller, cpuacct last but one). */
-static long count_adopted(const char *parent, int *groups)
-{
-    char dir[1024], path[1400];
-    parent_dir(C_CPUACCT, parent, dir, sizeof(dir));
-    DIR *d = opendir(dir);
-    long n = 0;
-    *groups = 0;
-    if (!d)
-        return 0;
-    struct dirent *de;
-    char buf[65536];
-    while ((de = readdir(d)) != NULL) {
-        if (de->d_type != DT_DIR || strncmp(de->d_name, "user-", 5) != 0)
-            continue;
-        (*groups)++;
-        snprintf(path, sizeof(path), "%s/%s/cgroup.procs", dir, de->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t got;
-        while ((got = read(fd, buf, sizeof(buf))) > 0)
-            for (ssize_t i = 0; i < got; i++)
-                n += buf[i] == '\n';
-        close(fd);
-    }
-    closedir(d);
-    return n;
-}
-
-/* ------------------------------------------------------------------ */
-/* paths, configs                                                       */
-
-struct paths {
-    char srcdir[1024], builddir[1024];
-    char daemon[1100], main_conf[1100], rules_dir[1100], spin[1100];
-};
-
-struct run_conf {
-    char dir[128], conf[160], event_log[160], daemon_log[160];
-    char parent[64];
-};
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
-static void remove_tmpdir(void)
-{
-    const char *keep = getenv("LG_BENCH_KEEP");
-    if (keep && strcmp(keep, "1") == 0 && G.tmpdir[0]) {
-        printf("bench_enforce: kept %s (LG_BENCH_KEEP=1)\n", G.tmpdir);
-        G.tmpdir[0] = '\0';
-    }
-    if (G.tmpdir[0] && strncmp(G.tmpdir, "/tmp/lgbench-enforce.", 21) == 0)
-        nftw(G.tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    G.tmpdir[0] = '\0';
-}
-
-static void find_paths(struct paths *P)
-{
-    const char *src = getenv("LG_TOP_SRCDIR"), *build = getenv("LG_TOP_BUILDDIR");
-    char exe_top[1024] = "";
-    char exe[1024];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        /* TOP/tests/bench/bench_enforce */
-        exe[n] = '\0';
-        for (int up = 0; up < 3; up++) {
-            char *slash = strrchr(exe, '/');
-            if (slash)
-                *slash = '\0';
-        }
-        snprintf(exe_top, sizeof(exe_top), "%s", exe);
-    }
-    snprintf(P->srcdir, sizeof(P->srcdir), "%s", src && *src ? src : TOP_SRCDIR);
-    snprintf(P->builddir, sizeof(P->builddir), "%s",
-             build && *build ? build
-             : exe_top[0]    ? exe_top
-                             : P->srcdir);
-    snprintf(P->daemon, sizeof(P->daemon), "%s/daemon/loginguardd", P->builddir);
-    snprintf(P->main_conf, sizeof(P->main_conf), "%s/rules/loginguard.conf", P->srcdir);
-    snprintf(P->rules_dir, sizeof(P->rules_dir), "%s/rules/rules.d", P->srcdir);
-    snprintf(P->spin, sizeof(P->spin), "%s/tests/helpers/spin", P->builddir);
-}
-
-static int copy_file(const char *from, const char *to, mode_t mode)
-{
-    int in = open(from, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return -1;
-    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (out < 0) {
-        close(in);
-        return -1;
-    }
-    char buf[65536];
-    ssize_t n;
-    int rc = 0;
-    while ((n = read(in, buf, sizeof(buf))) > 0)
-        if (write_full(out, buf, (size_t)n) < 0)
-            rc = -1;
-    close(in);
-    if (close(out) < 0 || n < 0)
-        rc = -1;
-    fchmodat(AT_FDCWD, to, mode, 0);
-    return rc;
-}
-
-/* TMP/NAME/: the shipped loginguard.conf, conf.d/bench.conf with the
- * bench's [daemon] paths and `extra`, a state directory.  The daemon's
- * cgroup_parent is lgbench-enforce-PID-NAME (relative). */
-static int make_run_conf(const struct paths *P, const char *name, const char *extra,
-                         struct run_conf *R)
-{
-    snprintf(R->dir, sizeof(R->dir), "%s/%s", G.tmpdir, name);
-    snprintf(R->conf, sizeof(R->conf), "%s/loginguard.conf", R->dir);
-    snprintf(R->event_log, sizeof(R->event_log), "%s/events.jsonl", R->dir);
-    snprintf(R->daemon_log, sizeof(R->daemon_log), "%s/daemon.log", R->dir);
-    snprintf(R->parent, sizeof(R->parent), "lgbench-enforce-%d-%s", (int)getpid(), name);
-    char path[256];
-    if (mkdir(R->dir, 0755) < 0 || copy_file(P->main_conf, R->conf, 0644) < 0)
-        return -1;
-    snprintf(path, sizeof(path), "%s/conf.d", R->dir);
-    if (mkdir(path, 0755) < 0)
-        return -1;
-    snprintf(path, sizeof(path), "%s/state", R->dir);
-    if (mkdir(path, 0700) < 0)
-        return -1;
-    snprintf(path, sizeof(path), "%s/conf.d/bench.conf", R->dir);
-    char *text = NULL;
-    if (asprintf(&text,
-                 "# written by bench_enforce\n"
-                 "[daemon]\n"
-                 "mode = enforce\n"
-                 "backend = cgroupfs\n"
-                 "cgroup_parent = %s\n"
-                 "# only this benchmark's uids: another run's test users stay untouched\n"
-                 "min_uid = %u\n"
-                 "event_log = %s\n"
-                 "rules_dirs = %s\n"
-                 "state_dir = %s/state\n"
-                 "control_socket = %s/control.sock\n"
-                 "%s",
-                 R->parent, LOAD_BASE_UID, R->event_log, P->rules_dir, R->dir, R->dir,
-                 extra ? extra : "") < 0)
-        return -1;
-    int rc = write_text(path, text);
-    free(text);
-    return rc;
-}
-
-static int load_policy(const char *conf, struct policy *pol)
-{
-    struct errors errs = {0};
-    int rc = config_load(conf, true, pol, &errs);
-    if (rc < 0) {
-        printf("  the config %s does not load:\n", conf);
-        for (size_t i = 0; i < errs.count; i++)
-            printf("    %s\n", errs.messages[i]);
-    }
-    errors_free(&errs);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* the daemon                                                           */
-
-static bool daemon_exited(void)
-{
-    int st;
-    if (G.daemon > 0 && waitpid(G.daemon, &st, WNOHANG) == G.daemon) {
-        G.daemon = 0;
-        return true;
-    }
-    return G.daemon <= 0;
-}
-
-static void daemon_stop(void)
-{
-    if (G.daemon <= 0)
-        return;
-    kill(G.daemon, SIGTERM);
-    for (int i = 0; i < 200 && G.daemon > 0; i++) {
-        if (daemon_exited())
-            return;
-        nap_ms(50);
-    }
-    if (G.daemon > 0) {
-        fprintf(stderr, "bench_enforce: the daemon ignored SIGTERM for 10 s; SIGKILL\n");
-        kill(G.daemon, SIGKILL);
-        while (waitpid(G.daemon, NULL, 0) < 0 && errno == EINTR)
-            ;
-        G.daemon = 0;
-    }
-}
-
-static void print_daemon_log(const struct run_conf *R)
-{
-    char *t = read_text(R->daemon_log, 4000);
-    if (t && *t)
-        printf("  daemon output:\n%s\n", t);
-    free(t);
-}
-
-/* Start loginguardd on R's config; wait for its daemon_started event. */
-static int daemon_start(const struct paths *P, const struct run_conf *R)
-{
-    remember_parent(R->parent);
-    pid_t bench = getpid();
-    pid_t p = fork();
-    if (p < 0)
-        return -1;
-    if (p == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != bench)
-            _exit(0);
-        int in = open("/dev/null", O_RDONLY);
-        int out = open(R->daemon_log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (in < 0 || out < 0)
-            _exit(126);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(out, 2);
-        char *argv[] = {(char *)"loginguardd", (char *)"--foreground", (char *)"--config",
-                        (char *)R->conf, NULL};
-        execv(P->daemon, argv);
-        _exit(127);
-    }
-    G.daemon = p;
-    setpgid(p, p);
-    double start = wall_us();
-    while (!stopping && wall_us() - start < 20e6) {
-        char *ev = read_text(R->event_log, 1 << 16);
-        bool started = ev && strstr(ev, "\"daemon_started\"");
-        bool refused = ev && strstr(ev, "\"enforce_error\"");
-        free(ev);
-        if (started)
-            return 0;
-        if (refused || daemon_exited())
-            break;
-        nap_ms(20);
-    }
-    printf("  the daemon did not start in enforce mode\n");
-    print_daemon_log(R);
-    daemon_stop();
-    return -1;
-}
-
-/* Other daemons would move this benchmark's processes into their own
- * cgroups (and this one's load would upset their tests). */
-static pid_t other_daemon(void)
-{
-    DIR *d = opendir("/proc");
-    if (!d)
-        return 0;
-    struct dirent *de;
-    pid_t found = 0;
-    while (!found && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9')
-            continue;
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/%.20s/comm", de->d_name);
-        char *t = read_text(path, 64);
-        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
-        if (t && strcmp(t, "loginguardd\n") == 0 && pid != G.daemon)
-            found = pid;
-        free(t);
-    }
-    closedir(d);
-    return found;
-}
-
-/* Cores' worth of work by others over ms milliseconds: the machine's busy
- * time less this process's and its reaped children's, and less `mine`
- * (unreaped processes of this benchmark, ticks read by the caller). */
-static double own_cpu_all_us(void)
-{
-    struct rusage r, c;
-    getrusage(RUSAGE_SELF, &r);
-    getrusage(RUSAGE_CHILDREN, &c);
-    return tv_us(r.ru_utime) + tv_us(r.ru_stime) + tv_us(c.ru_utime) + tv_us(c.ru_stime);
-}
-
-static double other_load_probe(long ms)
-{
-    double b0 = machine_busy_us(), o0 = own_cpu_all_us(), w0 = wall_us();
-    nap_ms(ms);
-    double others = (machine_busy_us() - b0) - (own_cpu_all_us() - o0);
-    return others > 0 ? others / (wall_us() - w0) : 0;
-}
-
-/* Before a phase: no other loginguardd (it would move this benchmark's
- * processes into its own cgroups; this one's load would upset its tests)
- * and little other load.  -1 if another daemon is still there after
- * `seconds`; a busy machine is only noted. */
-static int wait_quiet(int seconds)
-{
-    double start = wall_us();
-    bool said = false;
-    pid_t other = 0;
-    double load = 0;
-    while (!stopping) {
-        other = other_daemon();
-        if (!other) {
-            load = other_load_probe(2000);
-            if (load < 0.25)
-                break;
-        }
-        if (wall_us() - start > seconds * 1e6)
-            break;
-        if (!said) {
-            if (other) {
-                char path[64];
-                snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)other);
-                char *cmd = read_text(path, 512);
-                for (size_t i = 0; cmd && i < 511 && (cmd[i] || cmd[i + 1]); i++)
-                    if (!cmd[i])
-                        cmd[i] = ' ';
-                printf("  another loginguardd runs (pid %d: %s); waiting up to %d s for a quiet"
-                       " machine\n",
-                       (int)other, cmd ? cmd : "?", seconds);
-                free(cmd);
-            } else {
-                printf("  other load %.2f cores; waiting up to %d s for a quiet machine\n", load,
-                       seconds);
-            }
-            said = true;
-        }
-        nap_ms(2000);
-    }
-    if (stopping || other)
-        return -1;
-    if (said)
-        printf("  quiet after %.0f s (other load %.2f cores)\n", (wall_us() - start) / 1e6, load);
-    return 0;
-}
 
 /* ------------------------------------------------------------------ */
 /* the event log                                                        */
@@ -915,8 +430,8 @@ static void latency_phase(const struct paths *P, const char *spin_copy, const ch
         struct stat est;
         if (stat(R.event_log, &est) == 0)
             ev.offset = est.st_size; /* earlier hogs' events are done with */
-        double busy0 = machine_busy_us(), own0 = own_cpu_all_us();
-        uint64_t dticks0 = read_daemon(G.daemon).ticks;
+        double busy0 = machine_busy_us(), own0 = cpu_self_children_us();
+        uint64_t dticks0 = read_daemon(BD.daemon).ticks;
         r->t0 = real_us();
         double m0 = wall_us(), checked = m0;
         r->pid = G.hog = start_hog(spin_copy, r->uid, L->threads, (int)timeout_s + 30);
@@ -950,9 +465,9 @@ static void latency_phase(const struct paths *P, const char *spin_copy, const ch
         }
         /* Others' load meanwhile: the machine's, less the hog, the daemon, us. */
         uint64_t hog_ticks = G.hog > 0 ? read_daemon(G.hog).ticks : 0;
-        uint64_t dticks1 = G.daemon > 0 ? read_daemon(G.daemon).ticks : dticks0;
+        uint64_t dticks1 = BD.daemon > 0 ? read_daemon(BD.daemon).ticks : dticks0;
         double ticks_us = 1e6 / (double)sysconf(_SC_CLK_TCK);
-        double others = (machine_busy_us() - busy0) - (own_cpu_all_us() - own0) -
+        double others = (machine_busy_us() - busy0) - (cpu_self_children_us() - own0) -
                         (double)(hog_ticks + dticks1 - dticks0) * ticks_us;
         r->other_cores = others > 0 ? others / (wall_us() - m0) : 0;
         stop_hog();
@@ -982,7 +497,7 @@ static void latency_phase(const struct paths *P, const char *spin_copy, const ch
             r->violation_s, r->quota_at_violation, r->violation_level, r->want_violation,
             r->action_level, r->action_cpu, r->action_s, r->quota_at_action, r->want_action,
             r->other_cores, r->why[0] ? "  -- " : "", r->why);
-        if (G.daemon <= 0)
+        if (BD.daemon <= 0)
             break;
     }
     daemon_stop();
@@ -1057,46 +572,62 @@ static void print_latency(const struct latency_result *L)
 /* ------------------------------------------------------------------ */
 /* 2. the daemon's own cost with 10,000 processes in per-user cgroups   */
 
-#define TIMED_PASS(acc, body)                                                                      \
+/* One pass of body, its CPU added to runs r (after the same short pause
+ * a sample gets: a pass straight after another runs on warmer caches). */
+#define TIMED_RUN(r, body)                                                                         \
     do {                                                                                           \
         nap_ms(20);                                                                                \
         double a_ = cpu_self_us();                                                                 \
         body;                                                                                      \
-        (acc) += cpu_self_us() - a_;                                                               \
+        runs_add(&(r), cpu_self_us() - a_);                                                        \
     } while (0)
+
+/* What the phase's processes hold and do. */
+struct load_kind {
+    const char *name;   /* "idle", "hostile" */
+    int argv_bytes;     /* 0: an idle fork, with the benchmark's own short command line */
+    int renamers;       /* of them, renaming every rename_ms */
+    int rename_ms;
+};
 
 struct load_result {
     bool ran, adopted, measured, inproc;
     char why[240];
+    struct load_kind kind;
     int procs, users;
     double spawn_s;
     double adopt_s; /* daemon start -> every process in its user's cgroup */
     long adopted_procs;
     int adopted_groups;
     double startup_cpu_ms, startup_hwm_mib;
-    double window_s, cpu_pct, cpu_pct_ns, hwm_mib, rss_mib, anon_mib, file_mib, life_hwm_mib;
+    /* the windows, each scan_interval long: one sweep in each */
+    double window_s;
+    struct runs cpu_pct;         /* the daemon's CPU, % of one core */
+    struct runs rss, anon, file, pss;  /* MiB, at each window's end */
+    struct load_runs others;
+    double hwm_mib;              /* the peak over the windows */
     bool hwm_reset;
-    double other_cores;
-    pid_t disturbed_by;   /* another loginguardd seen at the end of the window */
-    double kthread_cores; /* of the other load: kernel threads */
+    double procs_cpu_pct;        /* the phase's own processes (renames), % of one core */
+    double kthread_cores;
     char kthread_top[160];
-    long kept_procs; /* processes still in the user cgroups at its end */
+    pid_t disturbed_by;          /* another loginguardd seen at the end */
+    long kept_procs;             /* processes still in the user cgroups at the end */
     long events_in_window;
     char event_kinds[200];
-    /* in-process */
-    int samples;
+    /* in-process: one sample, at the policy's interval */
+    struct runs sample_us, readdir_us, discover_us, read_us, sweep_us, empty_us;
     long proc_entries;
     size_t groups, tracked, users_seen;
     uint64_t tasks_seen;
-    double first_ms, steady_us, steady_wall_us, steady_min_us, steady_max_us;
-    double t_readdir, t_discover, t_read, t_sweep, t_empty;
+    double first_ms, interval_s;
     bool connector; /* the in-process sampler had the proc connector, as the daemon */
     uint64_t connector_events;
+    struct load_runs inproc_others;
 };
 
 static void count_event_kinds(const char *path, off_t from, struct load_result *r)
 {
-    char *t = read_text(path, 1 << 20);
+    char *t = read_text(path, 1 << 22);
     r->events_in_window = 0;
     r->event_kinds[0] = '\0';
     if (!t)
@@ -1129,21 +660,21 @@ static void note_event(const struct pc_event *ev, void *arg)
 /* Where a counter-path sample goes, measured in this process on the
  * cgroups the daemon made (it is stopped by then; they stay).  Like the
  * daemon, it takes new processes from the proc connector where it can
- * (reading the events of the whole node counts in the sample). */
+ * (reading the events of the whole node counts in the sample), and
+ * samples at the policy's interval. */
 static void load_inprocess(struct load_result *r, const struct policy *pol, const char *parent,
-                           int samples)
+                           int samples, const pid_t *pids, int npids)
 {
-    char cpu[1024], mem[1024], pids[1024];
+    char cpu[1024], mem[1024], pidsdir[1024];
     parent_dir(C_CPUACCT, parent, cpu, sizeof(cpu));
     parent_dir(C_MEMORY, parent, mem, sizeof(mem));
-    parent_dir(C_PIDS, parent, pids, sizeof(pids));
+    parent_dir(C_PIDS, parent, pidsdir, sizeof(pidsdir));
     struct sampler s;
     struct snapshot snap = {0};
     struct counter_roots roots = {.version = 1, .cpu = cpu,
                                   .memory = ctl[C_MEMORY].found ? mem : NULL,
-                                  .pids = ctl[C_PIDS].found ? pids : NULL};
-    if (sampler_init(&s, "/proc", &roots) < 0 ||
-        !s.use_counters) {
+                                  .pids = ctl[C_PIDS].found ? pidsdir : NULL};
+    if (sampler_init(&s, "/proc", &roots) < 0 || !s.use_counters) {
         snprintf(r->why, sizeof(r->why), "sampler_init on %.150s failed", cpu);
         return;
     }
@@ -1156,24 +687,19 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
     sampler_sweep(&s, pol);
     sampler_sample(&s, pol, &snap);
     r->first_ms = (cpu_self_us() - a) / 1e3;
-    double total = 0, wall = 0, lo = 1e18, hi = 0;
+    r->interval_s = (double)pol->sample_interval / 1e6;
     for (int k = 0; k < samples && !stopping; k++) {
-        nap_ms(20);
-        double c0 = cpu_self_us(), w0 = wall_us();
+        double mine0 = cpu_self_children_us() + cpu_of_list_us(pids, npids);
+        struct load_mark m0 = load_mark_now(mine0);
+        nap_ms((long)(pol->sample_interval / 1000));
+        double c0 = cpu_self_us();
         if (r->connector && proc_connector_drain(&pc, note_event, &s) > 0)
             sampler_note_lost(&s);
         sampler_sample(&s, pol, &snap);
-        double t = cpu_self_us() - c0;
-        wall += wall_us() - w0;
-        total += t;
-        lo = t < lo ? t : lo;
-        hi = t > hi ? t : hi;
+        runs_add(&r->sample_us, cpu_self_us() - c0);
+        double mine1 = cpu_self_children_us() + cpu_of_list_us(pids, npids);
+        load_runs_add(&r->inproc_others, other_load_between(m0, load_mark_now(mine1)));
     }
-    r->samples = samples;
-    r->steady_us = total / samples;
-    r->steady_wall_us = wall / samples;
-    r->steady_min_us = lo;
-    r->steady_max_us = hi;
     r->groups = s.counters.count;
     r->tracked = s.proc_count;
     for (size_t i = 0; i < snap.user_count; i++) {
@@ -1181,13 +707,14 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
         r->tasks_seen += snap.users[i].tasks;
     }
 
-    int reps = samples > 5 ? samples / 2 : 3;
-    /* a. the /proc listing, as find_new_processes does it (its hash
-     *    lookups of known pids aside, a few ns each) */
+    int reps = samples > 5 ? samples : 5;
+    /* a. the /proc listing, as find_new_processes does it without the
+     *    connector (its hash lookups of known pids aside, a few ns each) */
     DIR *d = opendir("/proc");
     long entries = 0, sink = 0;
     for (int k = 0; d && k < reps && !stopping; k++) {
-        TIMED_PASS(r->t_readdir, {
+        entries = 0;
+        TIMED_RUN(r->readdir_us, {
             rewinddir(d);
             struct dirent *de;
             while ((de = readdir(d)) != NULL) {
@@ -1200,37 +727,36 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
     }
     if (d)
         closedir(d);
-    r->proc_entries = entries / reps;
-    r->t_readdir /= reps;
+    r->proc_entries = entries;
     /* b. counters_discover: readdir of the parent, a binary search per entry */
     for (int k = 0; k < reps && !stopping; k++)
-        TIMED_PASS(r->t_discover, counters_discover(&s.counters));
-    r->t_discover /= reps;
+        TIMED_RUN(r->discover_us, counters_discover(&s.counters));
     /* c. the counter reads, every group */
     struct user_usage use;
     for (int k = 0; k < reps && !stopping; k++) {
-        TIMED_PASS(r->t_read, {
+        TIMED_RUN(r->read_us, {
             for (size_t i = 0; i < s.counters.count; i++)
                 sink += counters_read(&s.counters, &s.counters.groups[i], &use);
         });
     }
-    r->t_read /= reps;
     /* d. the sweep (every scan_interval) and the backend's empty-cgroup
      *    check (enforcer_remove_empty: cgroup.procs of each user, after it) */
-    sampler_sweep(&s, pol);
-    TIMED_PASS(r->t_sweep, sampler_sweep(&s, pol));
-    TIMED_PASS(r->t_empty, {
-        for (size_t i = 0; i < s.counters.count; i++) {
-            char path[1400];
-            snprintf(path, sizeof(path), "%s/user-%u/cgroup.procs", cpu,
-                     (unsigned)s.counters.groups[i].uid);
-            FILE *f = fopen(path, "re");
-            if (f) {
-                sink += fgetc(f);
-                fclose(f);
+    for (int k = 0; k < 3 && !stopping; k++)
+        TIMED_RUN(r->sweep_us, sampler_sweep(&s, pol));
+    for (int k = 0; k < 3 && !stopping; k++) {
+        TIMED_RUN(r->empty_us, {
+            for (size_t i = 0; i < s.counters.count; i++) {
+                char path[1400];
+                snprintf(path, sizeof(path), "%s/user-%u/cgroup.procs", cpu,
+                         (unsigned)s.counters.groups[i].uid);
+                FILE *f = fopen(path, "re");
+                if (f) {
+                    sink += fgetc(f);
+                    fclose(f);
+                }
             }
-        }
-    });
+        });
+    }
     if (sink == 42)
         fputc(' ', stderr);
     if (r->connector) {
@@ -1242,193 +768,152 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
     r->inproc = !stopping;
 }
 
-/* Kernel threads, whose CPU is "other load" no process of ours accounts
- * for (on some VMs a kdamond scans memory harder the more processes
- * there are).  Found once, before a window: that listing is not cheap. */
-#define MAX_KTHREADS 512
-struct kthreads {
-    int count;
-    pid_t pid[MAX_KTHREADS];
-    char comm[MAX_KTHREADS][COMM_LEN];
-    uint64_t ticks[MAX_KTHREADS];
-};
-
-static bool read_stat_of(pid_t pid, struct proc_stat *st, unsigned long *flags)
+/* The phase's processes: idle forks, or `renamer` copies holding a
+ * crafted command line (some renaming themselves).  Their pids (malloc'd)
+ * and how many, or NULL with why filled. */
+static pid_t *start_load(const struct load_kind *k, int procs, int users, struct nreply *nr,
+                         int *count)
 {
-    char buf[1024];
-    if (!bench_read_stat(pid, st, buf, sizeof(buf)))
-        return false;
-    /* flags: the 9th field, the 6th after the comm's closing ')' */
-    char *p = strrchr(buf, ')');
-    *flags = 0;
-    if (p)
-        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", flags);
-    return true;
+    *count = 0;
+    if (k->argv_bytes == 0)
+        return spawn_idle(procs, users, LOAD_BASE_UID, nr);
+    int renamers = k->renamers < procs ? k->renamers : procs;
+    /* An hour between renames: they hold their command line and sleep. */
+    pid_t *a = spawn_hostile(renamers, users, LOAD_BASE_UID, k->rename_ms, nr);
+    struct nreply nr2 = {0, 0, 0};
+    pid_t *b = spawn_hostile(procs - renamers, users, LOAD_BASE_UID, 3600 * 1000, &nr2);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return NULL;
+    }
+    pid_t *all = calloc((size_t)(nr->made + nr2.made) + 1, sizeof(pid_t));
+    if (!all)
+        abort();
+    memcpy(all, a, (size_t)nr->made * sizeof(pid_t));
+    memcpy(all + nr->made, b, (size_t)nr2.made * sizeof(pid_t));
+    free(a);
+    free(b);
+    nr->made += nr2.made;
+    nr->ready += nr2.ready;
+    nr->err = nr->err ? nr->err : nr2.err;
+    return all;
 }
 
-static void kthreads_find(struct kthreads *k)
+/* The windows: each scan_interval long (one sweep in each), the daemon's
+ * CPU from its CPU clock, its memory at each end, and everyone else's
+ * load meanwhile. */
+static void measure_windows(struct load_result *r, pid_t dpid, int windows, double window_s,
+                            const pid_t *pids, int npids)
 {
-    k->count = 0;
-    DIR *d = opendir("/proc");
-    struct dirent *de;
-    while (d && (de = readdir(d)) != NULL && k->count < MAX_KTHREADS) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9')
-            continue;
-        struct proc_stat st;
-        unsigned long flags;
-        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
-        if (read_stat_of(pid, &st, &flags) && (flags & 0x00200000)) { /* PF_KTHREAD */
-            k->pid[k->count] = pid;
-            memcpy(k->comm[k->count], st.comm, COMM_LEN);
-            k->ticks[k->count++] = st.utime + st.stime;
+    double procs0 = cpu_of_list_us(pids, npids), w_start = wall_us();
+    r->window_s = window_s;
+    for (int k = 0; k < windows && !stopping; k++) {
+        double d0 = cpu_of_us(dpid);
+        double mine0 = cpu_self_children_us() + d0 + cpu_of_list_us(pids, npids);
+        struct load_mark m0 = load_mark_now(mine0);
+        double w0 = wall_us();
+        while (!stopping && wall_us() - w0 < window_s * 1e6) {
+            double left_ms = (window_s * 1e6 - (wall_us() - w0)) / 1e3;
+            nap_ms(left_ms > 200 ? 200 : (long)left_ms + 1);
+            if (daemon_exited())
+                return;
         }
+        double d1 = cpu_of_us(dpid), w1 = wall_us();
+        if (stopping || d0 < 0 || d1 < 0)
+            return;
+        struct memory_reading m = read_memory(dpid);
+        runs_add(&r->cpu_pct, (d1 - d0) / (w1 - w0) * 100.0);
+        runs_add(&r->rss, m.rss);
+        runs_add(&r->anon, m.anon);
+        runs_add(&r->file, m.file);
+        runs_add(&r->pss, m.pss);
+        double mine1 = cpu_self_children_us() + d1 + cpu_of_list_us(pids, npids);
+        struct other_load l = other_load_between(m0, load_mark_now(mine1));
+        load_runs_add(&r->others, l);
+        char text[160];
+        other_load_text(l, text, sizeof(text));
+        printf("  window %d: daemon %.3f %% of one core, RSS %.2f MiB (anon %.2f, file %.2f);"
+               " %s\n",
+               k + 1, (d1 - d0) / (w1 - w0) * 100.0, m.rss, m.anon, m.file, text);
     }
-    if (d)
-        closedir(d);
+    r->procs_cpu_pct = (cpu_of_list_us(pids, npids) - procs0) / (wall_us() - w_start) * 100.0;
 }
 
-static void kthreads_mark(struct kthreads *k)
-{
-    for (int i = 0; i < k->count; i++) {
-        struct proc_stat st;
-        unsigned long flags;
-        k->ticks[i] = read_stat_of(k->pid[i], &st, &flags) ? st.utime + st.stime : 0;
-    }
-}
-
-/* The busiest kernel threads since kthreads_mark, as "name 0.77" text. */
-static double kthreads_busiest(const struct kthreads *k, double seconds, char *out, size_t len)
-{
-    double total = 0, hz = (double)sysconf(_SC_CLK_TCK);
-    double best[3] = {0, 0, 0};
-    int who[3] = {-1, -1, -1};
-    for (int i = 0; i < k->count; i++) {
-        struct proc_stat st;
-        unsigned long flags;
-        if (!read_stat_of(k->pid[i], &st, &flags) || st.utime + st.stime < k->ticks[i])
-            continue;
-        double cores = (double)(st.utime + st.stime - k->ticks[i]) / hz / seconds;
-        total += cores;
-        for (int j = 0; j < 3; j++) {
-            if (cores > best[j]) {
-                for (int m = 2; m > j; m--) {
-                    best[m] = best[m - 1];
-                    who[m] = who[m - 1];
-                }
-                best[j] = cores;
-                who[j] = i;
-                break;
-            }
-        }
-    }
-    out[0] = '\0';
-    for (int j = 0; j < 3 && who[j] >= 0 && best[j] >= 0.01; j++) {
-        size_t used = strlen(out);
-        snprintf(out + used, len - used, "%s%s %.2f", j ? ", " : "", k->comm[who[j]], best[j]);
-    }
-    return total;
-}
-
-static void load_phase(const struct paths *P, int procs, int users, int seconds, int samples,
-                       int adopt_timeout, struct load_result *r)
+static void load_phase(const struct paths *P, const struct load_kind *kind, int procs, int users,
+                       int windows, int window_override, int samples, int adopt_timeout,
+                       struct load_result *r)
 {
     r->procs = procs;
     r->users = users;
-    printf("\n# 2. the daemon's own cost: %d processes of %d users in per-user cgroups\n", procs,
-           users);
+    r->kind = *kind;
+    printf("\n# 2. the daemon's own cost: %d %s processes of %d users in per-user cgroups\n",
+           procs, kind->name, users);
     struct rlimit nofile;
     getrlimit(RLIMIT_NOFILE, &nofile);
     if ((rlim_t)procs + 4 * (rlim_t)users + 64 > nofile.rlim_max) {
         snprintf(r->why, sizeof(r->why),
-                 "RLIMIT_NOFILE hard limit %llu is too low for %d held"
-                 " descriptors",
+                 "RLIMIT_NOFILE hard limit %llu is too low for %d held descriptors",
                  (unsigned long long)nofile.rlim_max, procs + 4 * users);
         printf("  skipped: %s\n", r->why);
         return;
     }
     struct run_conf R;
     struct policy pol;
-    if (make_run_conf(P, "load", NULL, &R) < 0 || load_policy(R.conf, &pol) < 0) {
+    if (make_run_conf(P, kind->name, NULL, &R) < 0 || load_policy(R.conf, &pol) < 0) {
         snprintf(r->why, sizeof(r->why), "cannot write or load the config");
         printf("  skipped: %s\n", r->why);
         return;
     }
-    printf(
-        "  config: shipped, with [daemon] mode = enforce, backend = cgroupfs, cgroup_parent = %s,"
-        " min_uid = %u\n  (sample_interval %.0fs, scan_interval %.0fs)\n",
-        R.parent, LOAD_BASE_UID, (double)pol.sample_interval / 1e6,
-        (double)pol.scan_interval / 1e6);
+    double window_s = window_override > 0 ? window_override : (double)pol.scan_interval / 1e6;
+    printf("  config: shipped, with [daemon] mode = enforce, backend = cgroupfs, cgroup_parent = %s,"
+           " min_uid = %u\n  (sample_interval %.0fs, scan_interval %.0fs)\n",
+           R.parent, LOAD_BASE_UID, (double)pol.sample_interval / 1e6,
+           (double)pol.scan_interval / 1e6);
+    if (kind->argv_bytes)
+        printf("  each process holds a %d-byte command line crafted against a shipped argv pattern"
+               " (renamer ... \"_train_train...\");\n  %d of them rename themselves every %d ms"
+               " (python3 <-> python3x), the others once an hour\n",
+               kind->argv_bytes, kind->renamers < procs ? kind->renamers : procs,
+               kind->rename_ms);
     double t0 = wall_us();
     struct nreply nr;
-    free(spawn_idle(procs, users, LOAD_BASE_UID, &nr));
+    int unused;
+    pid_t *pids = start_load(kind, procs, users, &nr, &unused);
     r->spawn_s = (wall_us() - t0) / 1e6;
-    if (nr.made != procs || nr.ready != procs) {
+    if (!pids || nr.made != procs || nr.ready != procs) {
         snprintf(r->why, sizeof(r->why), "started %d of %d processes (%d ready): %s", nr.made,
                  procs, nr.ready, nr.err ? strerror(nr.err) : "?");
         printf("  skipped: %s\n", r->why);
+        free(pids);
         kill_idle();
         policy_free(&pol);
         return;
     }
-    printf("  %d idle processes (uids %u..%u) started in %.2f s; starting the daemon\n", procs,
+    printf("  %d processes (uids %u..%u) started in %.2f s; starting the daemon\n", procs,
            LOAD_BASE_UID, LOAD_BASE_UID + (unsigned)users - 1, r->spawn_s);
     t0 = wall_us();
     if (daemon_start(P, &R) < 0) {
         snprintf(r->why, sizeof(r->why), "the daemon did not start");
+        free(pids);
         kill_idle();
         remove_parent(R.parent);
         policy_free(&pol);
         return;
     }
     r->ran = true;
-    pid_t dpid = G.daemon;
-    /* Every process in its user's cgroup (bounded). */
-    double last_print = wall_us();
-    while (!stopping) {
-        r->adopted_procs = count_adopted(R.parent, &r->adopted_groups);
-        if (r->adopted_procs >= procs) {
-            r->adopted = true;
-            break;
-        }
-        if (daemon_exited()) {
-            snprintf(r->why, sizeof(r->why), "the daemon exited while moving the processes");
-            print_daemon_log(&R);
-            break;
-        }
-        if (wall_us() - t0 > adopt_timeout * 1e6) {
-            snprintf(r->why, sizeof(r->why),
-                     "after %d s only %ld of %d processes were in %d user"
-                     " cgroups",
-                     adopt_timeout, r->adopted_procs, procs, r->adopted_groups);
-            break;
-        }
-        if (wall_us() - last_print > 10e6) {
-            printf("  ... %ld of %d moved, %d user cgroups\n", r->adopted_procs, procs,
-                   r->adopted_groups);
-            last_print = wall_us();
-        }
-        nap_ms(200);
-    }
+    pid_t dpid = BD.daemon;
+    r->adopted = wait_adopted(&R, procs, adopt_timeout, &r->adopted_procs, &r->adopted_groups,
+                              r->why, sizeof(r->why)) == 0;
     r->adopt_s = (wall_us() - t0) / 1e6;
     if (!r->adopted) {
-        printf("  %s\n", r->why[0] ? r->why : "interrupted");
+        printf("  %s\n", r->why);
     } else {
         printf("  all %ld processes in %d user cgroups %.2f s after the daemon started\n",
                r->adopted_procs, r->adopted_groups, r->adopt_s);
-        /* Settled: asleep between samples, nothing left from the start. */
-        struct daemon_reading d = read_daemon(dpid);
-        uint64_t last = d.ticks;
-        int quiet = 0;
-        double s0 = wall_us();
-        while (!stopping && quiet < 4 && wall_us() - s0 < 20e6) {
-            nap_ms(50);
-            d = read_daemon(dpid);
-            quiet = d.state == 'S' && d.ticks == last ? quiet + 1 : 0;
-            last = d.ticks;
-        }
-        struct daemon_reading d0 = read_daemon(dpid);
-        r->startup_cpu_ms = (double)d0.ticks * 1000.0 / (double)sysconf(_SC_CLK_TCK);
-        r->life_hwm_mib = r->startup_hwm_mib = status_mib(dpid, "VmHWM:");
+        wait_settled(dpid);
+        r->startup_cpu_ms = cpu_of_us(dpid) / 1e3;
+        r->startup_hwm_mib = status_mib(dpid, "VmHWM:");
         /* The peak from here on: "5" resets VmHWM (proc(5), clear_refs). */
         char path[64];
         snprintf(path, sizeof(path), "/proc/%d/clear_refs", (int)dpid);
@@ -1438,140 +923,148 @@ static void load_phase(const struct paths *P, int procs, int users, int seconds,
         static struct kthreads kt;
         kthreads_find(&kt);
         kthreads_mark(&kt);
-        double busy0 = machine_busy_us(), own0 = cpu_self_us();
-        double w0 = wall_us();
-        printf("  measuring the daemon for %d s...\n", seconds);
-        while (!stopping && wall_us() - w0 < seconds * 1e6) {
-            double left_ms = (seconds * 1e6 - (wall_us() - w0)) / 1e3;
-            nap_ms(left_ms > 200 ? 200 : (long)left_ms + 1);
-            if (daemon_exited())
-                break;
-        }
-        struct daemon_reading d1 = read_daemon(dpid);
-        double w1 = wall_us();
-        double busy1 = machine_busy_us(), own1 = cpu_self_us();
-        if (!stopping && d1.alive) {
+        double k0 = wall_us();
+        printf("  measuring the daemon: %d windows of %.0f s...\n", windows, window_s);
+        measure_windows(r, dpid, windows, window_s, pids, procs);
+        if (!stopping && r->cpu_pct.n == windows) {
             r->hwm_mib = status_mib(dpid, "VmHWM:");
-            r->rss_mib = status_mib(dpid, "VmRSS:");
-            r->anon_mib = status_mib(dpid, "RssAnon:");
-            r->file_mib = status_mib(dpid, "RssFile:");
-            if (!r->hwm_reset && r->hwm_mib > r->life_hwm_mib)
-                r->life_hwm_mib = r->hwm_mib;
-            r->window_s = (w1 - w0) / 1e6;
-            double dcpu = (double)(d1.ticks - d0.ticks) / (double)sysconf(_SC_CLK_TCK);
-            r->cpu_pct = dcpu / r->window_s * 100.0;
-            r->cpu_pct_ns = d0.run_ns && d1.run_ns
-                                ? (double)(d1.run_ns - d0.run_ns) / 1e9 / r->window_s * 100.0
-                                : -1;
-            double others = (busy1 - busy0) - (own1 - own0) - dcpu * 1e6;
-            r->other_cores = others > 0 ? others / (w1 - w0) : 0;
-            r->kthread_cores =
-                kthreads_busiest(&kt, r->window_s, r->kthread_top, sizeof(r->kthread_top));
+            if (!r->hwm_reset && r->startup_hwm_mib > r->hwm_mib)
+                r->hwm_mib = r->startup_hwm_mib;
+            r->kthread_cores = kthreads_busiest(&kt, (wall_us() - k0) / 1e6, r->kthread_top,
+                                                sizeof(r->kthread_top));
             count_event_kinds(R.event_log, ev_from, r);
             int groups;
             r->kept_procs = count_adopted(R.parent, &groups);
             r->disturbed_by = other_daemon();
             r->measured = true;
         } else if (!stopping) {
-            snprintf(r->why, sizeof(r->why), "the daemon exited during the window");
+            snprintf(r->why, sizeof(r->why), "the daemon exited during the windows");
             print_daemon_log(&R);
         }
     }
     daemon_stop();
-    if (r->adopted && !stopping) {
-        printf("  in-process samples on the same cgroups...\n");
-        load_inprocess(r, &pol, R.parent, samples);
+    if (r->adopted && !stopping && samples > 0) {
+        printf("  in-process samples on the same cgroups (%d, every %.0f s)...\n", samples,
+               (double)pol.sample_interval / 1e6);
+        load_inprocess(r, &pol, R.parent, samples, pids, procs);
     }
     kill_idle(); /* first: the cgroups must be empty to go */
+    free(pids);
     if (remove_parent(R.parent) < 0)
         printf("  warning: some cgroups below %s could not be removed (listed above)\n", R.parent);
     policy_free(&pol);
 }
 
-static void print_load(const struct load_result *r, int seconds)
+static void print_runs_line(const char *what, const struct runs *v, const char *unit,
+                            const char *target)
 {
-    printf(
-        "\n== 2. the daemon with %d processes of %d users in per-user cgroups (enforce, cgroupfs,"
-        " sample_interval 2s)\n",
-        r->procs, r->users);
+    printf("    %-44s %9.3f %9.3f %9.3f  %-6s %s\n", what, runs_min(v), runs_median(v),
+           runs_max(v), unit, target);
+}
+
+static void print_load(const struct load_result *r)
+{
+    printf("\n== 2%s. the daemon with %d %s processes of %d users in per-user cgroups (enforce,"
+           " cgroupfs)\n",
+           r->kind.argv_bytes ? "b" : "a", r->procs, r->kind.name, r->users);
     if (!r->ran) {
         printf("  not run: %s\n", r->why[0] ? r->why : "interrupted");
         return;
     }
-    printf(
-        "  start-up: every process moved into its user's cgroup %.2f s after the start"
-        " (%ld processes, %d user cgroups);\n  %.0f ms CPU until settled, VmHWM %.2f MiB by then\n",
-        r->adopt_s, r->adopted_procs, r->adopted_groups, r->startup_cpu_ms, r->startup_hwm_mib);
+    if (r->kind.argv_bytes)
+        printf("  each holds a %d-byte crafted command line; %d rename themselves every %d ms\n",
+               r->kind.argv_bytes, r->kind.renamers, r->kind.rename_ms);
+    printf("  start-up: every process moved into its user's cgroup %.2f s after the start"
+           " (%ld processes, %d user cgroups);\n  %.0f ms CPU until settled, VmHWM %.2f MiB by"
+           " then\n",
+           r->adopt_s, r->adopted_procs, r->adopted_groups, r->startup_cpu_ms, r->startup_hwm_mib);
     if (r->measured) {
-        printf("  window %.1f s (LG_BENCH_DAEMON_SECONDS=%d):\n", r->window_s, seconds);
-        printf("    CPU: %.3f %% of one core from utime+stime", r->cpu_pct);
-        if (r->cpu_pct_ns >= 0)
-            printf(" (%.3f %% from schedstat)", r->cpu_pct_ns);
-        printf("    target: under %.1f %%\n", TARGET_DAEMON_CPU_PCT);
-        printf("    peak RSS in the window (VmHWM after a reset at its start) %.2f MiB%s; VmRSS at"
-               " the end %.2f MiB (anon %.2f, file %.2f)\n",
-               r->hwm_mib, r->hwm_reset ? "" : " (no reset: the life peak)", r->rss_mib,
-               r->anon_mib, r->file_mib);
+        char target_cpu[64], target_rss[64], text[300];
+        snprintf(target_cpu, sizeof(target_cpu), "target < %.1f %% (median)",
+                 TARGET_DAEMON_CPU_PCT);
+        snprintf(target_rss, sizeof(target_rss), "target < %.0f MiB (max)",
+                 TARGET_DAEMON_RSS_MIB);
+        printf("  %d windows of %.0f s (one sweep in each):%*s min    median       max\n",
+               r->cpu_pct.n, r->window_s, 14, "");
+        print_runs_line("daemon CPU (its CPU clock), % of one core", &r->cpu_pct, "%",
+                        target_cpu);
+        print_runs_line("daemon RSS (smaps_rollup Rss) at window ends", &r->rss, "MiB",
+                        target_rss);
+        print_runs_line("  of which anonymous", &r->anon, "MiB", "");
+        print_runs_line("  of which file-backed (shared libraries)", &r->file, "MiB", "");
+        print_runs_line("  PSS (shared pages divided among users)", &r->pss, "MiB", "");
+        printf("    peak RSS over the windows (VmHWM%s) %.2f MiB\n",
+               r->hwm_reset ? " after a reset at their start" : ", the life peak: no reset",
+               r->hwm_mib);
+        load_runs_text(&r->others, text, sizeof(text));
+        printf("    other load per window: %s;\n      of which kernel threads %.2f cores%s%s%s\n",
+               text, r->kthread_cores, r->kthread_top[0] ? " (" : "", r->kthread_top,
+               r->kthread_top[0] ? ")" : "");
+        if (r->kind.argv_bytes)
+            printf("    the phase's own processes (renames) used %.2f %% of one core, not counted"
+                   " as other load\n",
+                   r->procs_cpu_pct);
         if (r->disturbed_by || r->kept_procs < r->adopted_procs)
             printf("    DISTURBED: %ld of %ld processes left in the user cgroups at the end%s; "
                    "the figures are not the daemon's alone\n",
                    r->kept_procs, r->adopted_procs,
                    r->disturbed_by ? ", another loginguardd runs" : "");
-        printf("    events in the window: %ld%s%s%s\n", r->events_in_window,
+        printf("    events in the windows: %ld%s%s%s\n", r->events_in_window,
                r->event_kinds[0] ? " (" : "", r->event_kinds, r->event_kinds[0] ? ")" : "");
-        printf("    other load on the machine meanwhile: %.2f cores, of which kernel threads %.2f"
-               "%s%s%s\n",
-               r->other_cores, r->kthread_cores, r->kthread_top[0] ? " (" : "", r->kthread_top,
-               r->kthread_top[0] ? ")" : "");
-        if (r->other_cores > 0.2)
-            printf("    (not the daemon's: its figure is its own utime+stime; but it shares the"
-                   " cores and caches)\n");
     } else if (r->why[0]) {
         printf("  not measured: %s\n", r->why);
     }
     if (r->inproc) {
-        double s = r->steady_us;
+        double s = runs_median(&r->sample_us);
+        char text[300];
         /* With the connector the sample lists no /proc. */
-        double listing = r->connector ? 0 : r->t_readdir;
-        double rest = s - listing - r->t_discover - r->t_read;
+        double listing = r->connector ? 0 : runs_median(&r->readdir_us);
+        double rest = s - listing - runs_median(&r->discover_us) - runs_median(&r->read_us);
+        load_runs_text(&r->inproc_others, text, sizeof(text));
         printf("  one counter-path sample in this process (sampler_sample, same cgroups, same"
-               " policy):\n");
-        printf("    %.2f ms CPU (%.2f ms wall), mean of %d [min %.2f, max %.2f]; first sample"
+               " policy, every %.0f s):\n",
+               r->interval_s);
+        printf("    %.3f ms CPU min, %.3f ms median of %d = %.2f / %.2f us per user; first sample"
                " after the start-up sweep %.0f ms\n",
-               s / 1e3, r->steady_wall_us / 1e3, r->samples, r->steady_min_us / 1e3,
-               r->steady_max_us / 1e3, r->first_ms);
+               runs_min(&r->sample_us) / 1e3, s / 1e3, r->sample_us.n,
+               runs_min(&r->sample_us) / (double)(r->groups ? r->groups : 1),
+               s / (double)(r->groups ? r->groups : 1), r->first_ms);
+        printf("    other load meanwhile: %s\n", text);
         printf("    users in the snapshot %zu (tasks %llu), user cgroups %zu, tracked processes"
                " %zu\n",
                r->users_seen, (unsigned long long)r->tasks_seen, r->groups, r->tracked);
-        printf("    where it goes (measured apart, ms CPU, share of the sample):\n");
+        printf("    where it goes (measured apart, ms CPU, median, share of the sample):\n");
         if (r->connector)
             printf("      new processes from the proc connector (%llu events read during the"
-                   " samples; a /proc listing, not done, would cost %.3f ms: %ld entries)\n",
-                   (unsigned long long)r->connector_events, r->t_readdir / 1e3, r->proc_entries);
+                   " samples); a /proc listing (without\n      the connector) would add %.3f ms:"
+                   " %ld entries, %.2f us each\n",
+                   (unsigned long long)r->connector_events, runs_median(&r->readdir_us) / 1e3,
+                   r->proc_entries,
+                   r->proc_entries ? runs_median(&r->readdir_us) / (double)r->proc_entries : 0);
         else
-            printf("      /proc listing for new processes (%ld entries)  %7.3f  %5.1f %%  %.3f"
-                   " us/entry\n",
-                   r->proc_entries, r->t_readdir / 1e3, 100 * r->t_readdir / s,
-                   r->proc_entries ? r->t_readdir / (double)r->proc_entries : 0);
-        printf("      per-user counters: counters_discover        %7.3f  %5.1f %%  %.2f us/user\n",
-               r->t_discover / 1e3, 100 * r->t_discover / s,
-               r->groups ? r->t_discover / (double)r->groups : 0);
-        printf("      per-user counters: counters_read            %7.3f  %5.1f %%  %.2f us/user\n",
-               r->t_read / 1e3, 100 * r->t_read / s, r->groups ? r->t_read / (double)r->groups : 0);
-        printf("      the rest, by difference (events, snapshot, walks over %zu tracked, names) %7.3f  "
-               "%5.1f %%\n",
+            printf("      /proc listing for new processes (%ld entries)  %7.3f  %5.1f %%\n",
+                   r->proc_entries, listing / 1e3, 100 * listing / s);
+        printf("      per-user counters: counters_discover        %7.3f  %5.1f %%  %.2f us/user"
+               " (only when the groups may have changed)\n",
+               runs_median(&r->discover_us) / 1e3, 100 * runs_median(&r->discover_us) / s,
+               r->groups ? runs_median(&r->discover_us) / (double)r->groups : 0);
+        printf("      per-user counters: counters_read            %7.3f  %5.1f %%  %.2f us/user"
+               " (min %.2f)\n",
+               runs_median(&r->read_us) / 1e3, 100 * runs_median(&r->read_us) / s,
+               r->groups ? runs_median(&r->read_us) / (double)r->groups : 0,
+               r->groups ? runs_min(&r->read_us) / (double)r->groups : 0);
+        printf("      the rest, by difference (events, snapshot, walks over %zu tracked, names)"
+               " %7.3f  %5.1f %%\n",
                r->tracked, rest / 1e3, 100 * rest / s);
-        printf("    every scan_interval: sweep %.2f ms; the backend's empty-cgroup check, were every"
-               " user looked at, %.2f ms (the daemon looks only at users whose task counter read"
-               " 0)\n",
-               r->t_sweep / 1e3, r->t_empty / 1e3);
-        double per_min = 30 * s + 2 * r->t_sweep;
-        printf(
-            "    predicted from these: (30 samples + 2 sweeps) / 60 s = %.3f %% of one"
-            " core (the sample alone: %.3f %%)\n",
-            per_min / 60e6 * 100, 30 * s / 60e6 * 100);
-        printf("    the sample's budget at the target: %.2f ms per %s\n",
-               TARGET_DAEMON_CPU_PCT / 100 * 2e3, "2 s interval");
+        printf("    every scan_interval: sweep %.2f ms (min %.2f); the backend's empty-cgroup"
+               " check, were every user looked at, %.2f ms (the daemon looks only at users whose"
+               " task counter read 0)\n",
+               runs_median(&r->sweep_us) / 1e3, runs_min(&r->sweep_us) / 1e3,
+               runs_median(&r->empty_us) / 1e3);
+        double per_min = 30 * s + 2 * runs_median(&r->sweep_us);
+        printf("    predicted from these: (30 samples + 2 sweeps) / 60 s = %.3f %% of one core"
+               " (the samples alone: %.3f %%)\n",
+               per_min / 60e6 * 100, 30 * s / 60e6 * 100);
     }
 }
 
@@ -1583,10 +1076,34 @@ static void cleanup(void)
     daemon_stop();
     kill_idle();
     nursery_stop();
-    for (int i = 0; i < G.parent_count; i++)
-        remove_parent(G.parents[i]);
-    G.parent_count = 0;
+    remove_parents();
     remove_tmpdir();
+}
+
+/* The figures the targets are about, side by side. */
+static void print_summary(const struct load_result *load, int count)
+{
+    printf("\n== the targets (10,000 processes of 500 users, enforce mode)\n");
+    printf("  %-9s %-38s %9s %9s   %s\n", "load", "figure", "min", "median", "target");
+    for (int i = 0; i < count; i++) {
+        const struct load_result *r = &load[i];
+        if (!r->measured)
+            continue;
+        printf("  %-9s %-38s %9.3f %9.3f   < %.1f %%\n", r->kind.name,
+               "daemon CPU, % of one core", runs_min(&r->cpu_pct), runs_median(&r->cpu_pct),
+               TARGET_DAEMON_CPU_PCT);
+        printf("  %-9s %-38s %9.2f %9.2f   < %.0f MiB (the largest: %.2f)\n", r->kind.name,
+               "daemon RSS, MiB", runs_min(&r->rss), runs_median(&r->rss), TARGET_DAEMON_RSS_MIB,
+               runs_max(&r->rss));
+        if (r->inproc)
+            printf("  %-9s %-38s %9.2f %9.2f   (the counter path's cost per user)\n",
+                   r->kind.name, "one sample in-process, us per user",
+                   runs_min(&r->sample_us) / (double)(r->groups ? r->groups : 1),
+                   runs_median(&r->sample_us) / (double)(r->groups ? r->groups : 1));
+        char text[300];
+        load_runs_text(&r->others, text, sizeof(text));
+        printf("  %-9s   while %s\n", "", text);
+    }
 }
 
 int main(void)
@@ -1601,22 +1118,31 @@ int main(void)
     bool do_latency = env_long("LG_BENCH_LATENCY", 1, 0, 1);
     int reps = (int)env_long("LG_BENCH_LATENCY_REPS", 3, 1, MAX_REPS);
     bool default_window = env_long("LG_BENCH_DEFAULT_WINDOW", 0, 0, 1);
-    int seconds = (int)env_long("LG_BENCH_DAEMON_SECONDS", 60, 0, 86400);
+    int windows = (int)env_long("LG_BENCH_WINDOWS", 4, 0, MAX_RUNS);
+    int window_s = (int)env_long("LG_BENCH_WINDOW_SECONDS", 0, 0, 86400);
+    bool do_hostile = env_long("LG_BENCH_HOSTILE", 1, 0, 1);
     int procs = (int)env_long("LG_BENCH_PROCS", 10000, 1, MAX_CHILDREN - 1);
     int users = (int)env_long("LG_BENCH_USERS", 500, 1, 999);
-    int samples = (int)env_long("LG_BENCH_SAMPLES", 20, 1, 10000);
+    int samples = (int)env_long("LG_BENCH_SAMPLES", 15, 0, MAX_RUNS);
     int adopt_timeout = (int)env_long("LG_BENCH_ADOPT_TIMEOUT", 300, 1, 86400);
     int wait_others = (int)env_long("LG_BENCH_WAIT_OTHERS", 600, 0, 86400);
+    struct load_kind kinds[2] = {
+        {"idle", 0, 0, 0},
+        {"hostile", (int)env_long("LG_BENCH_ARGV_BYTES", 32768, 16, 1 << 20),
+         (int)env_long("LG_BENCH_RENAMERS", 1000, 0, MAX_CHILDREN),
+         (int)env_long("LG_BENCH_RENAME_MS", 250, 1, 3600 * 1000)},
+    };
     if (users > procs)
         users = procs;
 
     struct paths P;
     find_paths(&P);
     if (access(P.daemon, X_OK) < 0 || access(P.main_conf, R_OK) < 0 ||
-        access(P.rules_dir, R_OK) < 0 || access(P.spin, X_OK) < 0) {
-        printf("bench_enforce: cannot find %s, %s, %s or %s (build the tree, `make -C tests"
-               " helpers/spin`; set LG_TOP_SRCDIR, LG_TOP_BUILDDIR); skipped\n",
-               P.daemon, P.main_conf, P.rules_dir, P.spin);
+        access(P.rules_dir, R_OK) < 0 || access(P.spin, X_OK) < 0 ||
+        access(P.renamer, X_OK) < 0) {
+        printf("bench_enforce: cannot find %s, %s, %s, %s or %s (build the tree, `make -C tests"
+               " helpers/spin helpers/renamer`; set LG_TOP_SRCDIR, LG_TOP_BUILDDIR); skipped\n",
+               P.daemon, P.main_conf, P.rules_dir, P.spin, P.renamer);
         cleanup();
         return SKIP;
     }
@@ -1631,18 +1157,19 @@ int main(void)
         cleanup();
         return SKIP;
     }
-    snprintf(G.tmpdir, sizeof(G.tmpdir), "/tmp/lgbench-enforce.XXXXXX");
-    if (!mkdtemp(G.tmpdir) || chmod(G.tmpdir, 0755) < 0) {
+    if (bench_tmpdir("enforce") < 0) {
         printf("bench_enforce: cannot make a temporary directory: %s; skipped\n", strerror(errno));
-        G.tmpdir[0] = '\0';
         cleanup();
         return SKIP;
     }
-    /* A copy the hogs' uids may run (the build tree may be closed to them). */
-    char spin_copy[128];
-    snprintf(spin_copy, sizeof(spin_copy), "%s/spin", G.tmpdir);
-    if (copy_file(P.spin, spin_copy, 0755) < 0) {
-        printf("bench_enforce: cannot copy %s: %s; skipped\n", P.spin, strerror(errno));
+    /* Copies the test uids may run (the build tree may be closed to them). */
+    char spin_copy[128], renamer_copy[128];
+    snprintf(spin_copy, sizeof(spin_copy), "%s/spin", BD.tmpdir);
+    snprintf(renamer_copy, sizeof(renamer_copy), "%s/renamer", BD.tmpdir);
+    if (copy_file(P.spin, spin_copy, 0755) < 0 || copy_file(P.renamer, renamer_copy, 0755) < 0 ||
+        nursery_hostile(renamer_copy, kinds[1].argv_bytes, 3600) < 0) {
+        printf("bench_enforce: cannot copy %s or %s: %s; skipped\n", P.spin, P.renamer,
+               strerror(errno));
         cleanup();
         return SKIP;
     }
@@ -1660,11 +1187,12 @@ int main(void)
                ctl[c].found ? (ctl[c].own[0] ? ctl[c].own : "/") : "");
     if (missing)
         printf("  (a controller is missing: the backend sets no limits there)\n");
+    printf("  CPU figures are CPU time (the daemon's CPU clock, this process's), never wall"
+           " time; each is\n  repeated and printed as min and median, with the rest of the"
+           " machine's load beside it\n");
 
     static struct latency_result lat[2];
-    static struct load_result load;
-    load.procs = procs;
-    load.users = users;
+    static struct load_result load[2];
     static const char busy[] = "another loginguardd was running (it would move this benchmark's"
                                " processes)";
     if (do_latency && !stopping && wait_quiet(wait_others) < 0)
@@ -1682,10 +1210,14 @@ int main(void)
         }
         latency_phase(&P, spin_copy, "latencydefault", w, reps, 1, wait_others, &lat[1]);
     }
-    if (seconds > 0 && !stopping && wait_quiet(wait_others) < 0)
-        snprintf(load.why, sizeof(load.why), "%s", busy);
-    else if (seconds > 0 && !stopping)
-        load_phase(&P, procs, users, seconds, samples, adopt_timeout, &load);
+    int phases = windows > 0 ? (do_hostile ? 2 : 1) : 0;
+    for (int i = 0; i < phases && !stopping; i++) {
+        if (wait_quiet(wait_others) < 0)
+            snprintf(load[i].why, sizeof(load[i].why), "%s", busy);
+        else
+            load_phase(&P, &kinds[i], procs, users, windows, window_s, samples, adopt_timeout,
+                       &load[i]);
+    }
 
     if (stopping)
         printf("\nbench_enforce: interrupted; cleaning up\n");
@@ -1703,10 +1235,12 @@ int main(void)
     } else {
         printf("\n== 1. detection to action: skipped (LG_BENCH_LATENCY=0)\n");
     }
-    if (seconds > 0)
-        print_load(&load, seconds);
+    for (int i = 0; i < phases; i++)
+        print_load(&load[i]);
+    if (phases == 0)
+        printf("\n== 2. the daemon's own cost: skipped (LG_BENCH_WINDOWS=0)\n");
     else
-        printf("\n== 2. the daemon's own cost: skipped (LG_BENCH_DAEMON_SECONDS=0)\n");
+        print_summary(load, phases);
     printf("\ntotal run time: %.1f s\n", (wall_us() - run_start) / 1e6);
     return 0;
 }

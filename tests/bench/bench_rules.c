@@ -119,7 +119,7 @@ int main(void)
     size_t with_argv = 0;
     for (size_t i = 0; i < set.count; i++)
         with_argv += set.rules[i].argv_text != NULL;
-    double busy0 = machine_busy_us(), wall0 = wall_us();
+    struct load_mark m0 = load_mark_now(cpu_self_us());
     printf("bench_rules: classifying one command line against the %zu shipped rules (%zu with an "
            "argv pattern)\n",
            set.count, with_argv);
@@ -136,9 +136,9 @@ int main(void)
                    min_re2, med_re2, min_glibc, med_glibc);
         }
     }
-    double wall = wall_us() - wall0, busy = machine_busy_us() - busy0;
-    printf("\nother load meanwhile: %.2f cores (whole machine, this benchmark included)\n",
-           busy / wall);
+    char text[160];
+    other_load_text(other_load_between(m0, load_mark_now(cpu_self_us())), text, sizeof(text));
+    printf("\nother load meanwhile (this benchmark not counted): %s\n", text);
     rules_free(&set);
     errors_free(&errs);
     return 0;

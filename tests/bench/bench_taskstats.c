@@ -33,7 +33,6 @@
 #include "benchutil.h"
 #include "taskstats.h"
 
-#define MAX_RUNS 50
 #define DRAIN_MS 100
 
 static long env_long(const char *name, long def, long min, long max)
@@ -184,6 +183,7 @@ int main(void)
 
     double per_record[MAX_RUNS], with[MAX_RUNS], without[MAX_RUNS];
     int done = 0;
+    struct load_runs others = {0};
     for (int i = 0; i < runs && !stopping; i++) {
         struct storm_result r;
         double listener_us = 0;
@@ -194,6 +194,7 @@ int main(void)
             printf("  run %d: %s\n", i + 1, err);
             break;
         }
+        struct load_mark m0 = load_mark_now(cpu_self_children_us());
         int ok = run_storm(exits, &t, &r, &listener_us, &records, &ours, &lost);
         uint64_t rejected = t.rejected, overruns = t.overruns;
         taskstats_close(&t);
@@ -211,8 +212,13 @@ int main(void)
         if (run_storm(exits, NULL, &r, NULL, NULL, NULL, NULL) < 0)
             break;
         without[i] = r.cpu_us / r.made;
-        printf("  run %d, not listening: %d processes in %.1f s; storm %.1f us CPU a process\n",
-               i + 1, r.made, r.wall_us / 1e6, without[i]);
+        struct other_load l = other_load_between(m0, load_mark_now(cpu_self_children_us()));
+        load_runs_add(&others, l);
+        char text[160];
+        other_load_text(l, text, sizeof(text));
+        printf("  run %d, not listening: %d processes in %.1f s; storm %.1f us CPU a process;"
+               " %s\n",
+               i + 1, r.made, r.wall_us / 1e6, without[i], text);
         done++;
     }
     if (done == 0) {
@@ -229,5 +235,8 @@ int main(void)
     printf("storm CPU per process, no listener:         min %.1f us, median %.1f us\n", c[0], c[1]);
     printf("the record's cost in the ending process (difference of the medians): %.1f us\n",
            b[1] - c[1]);
+    char text[300];
+    load_runs_text(&others, text, sizeof(text));
+    printf("other load during the runs (the storms' own CPU not counted): %s\n", text);
     return 0;
 }

@@ -23,8 +23,7 @@ volatile sig_atomic_t stopping;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    stopping = 1;
+    stopping = sig;
 }
 
 int bench_start(const char *name, const char *needs)
@@ -60,6 +59,58 @@ double wall_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static double clock_us(clockid_t id)
+{
+    struct timespec ts;
+    if (clock_gettime(id, &ts) < 0)
+        return -1;
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+double cpu_self_us(void)
+{
+    return clock_us(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+double cpu_self_children_us(void)
+{
+    struct rusage r;
+    getrusage(RUSAGE_CHILDREN, &r);
+    return cpu_self_us() + tv_us(r.ru_utime) + tv_us(r.ru_stime);
+}
+
+double cpu_of_us(pid_t pid)
+{
+    clockid_t id;
+    if (clock_getcpuclockid(pid, &id) != 0)
+        return -1;
+    return clock_us(id);
+}
+
+double cpu_with_reaped_us(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    char *t = read_text(path, 1024);
+    char *p = t ? strrchr(t, ')') : NULL;
+    unsigned long long ut = 0, st = 0, cut = 0, cst = 0;
+    if (p)
+        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ut, &st,
+               &cut, &cst);
+    free(t);
+    return (double)(ut + st + cut + cst) * 1e6 / (double)sysconf(_SC_CLK_TCK);
+}
+
+double cpu_of_list_us(const pid_t *pids, int n)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        double us = pids[i] > 0 ? cpu_of_us(pids[i]) : -1;
+        sum += us > 0 ? us : 0;
+    }
+    return sum;
 }
 
 void nap_ms(long ms)
@@ -136,6 +187,104 @@ double machine_busy_us(void)
     return busy * 1e6 / (double)sysconf(_SC_CLK_TCK);
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void runs_add(struct runs *r, double v)
+{
+    if (r->n < MAX_RUNS)
+        r->v[r->n++] = v;
+}
+
+static double runs_at(const struct runs *r, int which)
+{
+    if (r->n == 0)
+        return 0;
+    double s[MAX_RUNS];
+    memcpy(s, r->v, (size_t)r->n * sizeof(double));
+    qsort(s, (size_t)r->n, sizeof(double), by_value);
+    if (which < 0)
+        return s[0];
+    if (which > 0)
+        return s[r->n - 1];
+    return r->n % 2 ? s[r->n / 2] : (s[r->n / 2 - 1] + s[r->n / 2]) / 2;
+}
+
+double runs_min(const struct runs *r)
+{
+    return runs_at(r, -1);
+}
+
+double runs_median(const struct runs *r)
+{
+    return runs_at(r, 0);
+}
+
+double runs_max(const struct runs *r)
+{
+    return runs_at(r, 1);
+}
+
+/* Processes forked on the whole node since boot (/proc/stat). */
+static unsigned long long node_forks(void)
+{
+    char *t = read_text("/proc/stat", 1 << 16);
+    unsigned long long v = 0;
+    char *p = t ? strstr(t, "\nprocesses ") : NULL;
+    if (p)
+        v = strtoull(p + 11, NULL, 10);
+    free(t);
+    return v;
+}
+
+struct load_mark load_mark_now(double mine_us)
+{
+    struct load_mark m = {wall_us(), machine_busy_us(), mine_us, node_forks()};
+    return m;
+}
+
+struct other_load other_load_between(struct load_mark a, struct load_mark b)
+{
+    struct other_load l = {0, 0, 0};
+    double wall = b.wall_us - a.wall_us;
+    double others = (b.busy_us - a.busy_us) - (b.mine_us - a.mine_us);
+    if (wall > 0) {
+        l.cores = others > 0 ? others / wall : 0;
+        l.forks_per_s = (double)(b.forks - a.forks) / (wall / 1e6);
+    }
+    char *t = read_text("/proc/loadavg", 128);
+    if (t)
+        l.loadavg = strtod(t, NULL);
+    free(t);
+    return l;
+}
+
+void other_load_text(struct other_load l, char *buf, size_t len)
+{
+    snprintf(buf, len, "others %.2f cores of %ld, %.0f forks/s on the node, loadavg %.2f",
+             l.cores, sysconf(_SC_NPROCESSORS_ONLN), l.forks_per_s, l.loadavg);
+}
+
+void load_runs_add(struct load_runs *r, struct other_load l)
+{
+    runs_add(&r->cores, l.cores);
+    runs_add(&r->forks, l.forks_per_s);
+    runs_add(&r->loadavg, l.loadavg);
+}
+
+void load_runs_text(const struct load_runs *r, char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "others %.2f / %.2f cores of %ld (min / median), %.0f / %.0f forks/s on the node, "
+             "loadavg %.2f / %.2f",
+             runs_min(&r->cores), runs_median(&r->cores), sysconf(_SC_NPROCESSORS_ONLN),
+             runs_min(&r->forks), runs_median(&r->forks), runs_min(&r->loadavg),
+             runs_median(&r->loadavg));
+}
+
 bool has_token(const char *list, const char *word)
 {
     size_t w = strlen(word);
@@ -160,24 +309,35 @@ static struct {
 } nursery = {0, -1, -1};
 
 
-static pid_t kids[MAX_CHILDREN];
+/* A slot per process; pid 0 when it ended and is to be replaced. */
+struct kid {
+    pid_t pid;
+    uid_t uid;
+    int rename_ms;
+};
+static struct kid kids[MAX_CHILDREN];
 static int kid_count;
+
+/* The hostile processes' program and command line (N_HOSTILE). */
+static struct {
+    char renamer[512];
+    char *crafted;
+    char lifetime[32];
+} hostile;
 
 static void nursery_kill_all(void)
 {
     for (int i = 0; i < kid_count; i++)
-        kill(kids[i], SIGKILL);
+        if (kids[i].pid > 0)
+            kill(kids[i].pid, SIGKILL);
     for (int i = 0; i < kid_count; i++)
-        while (waitpid(kids[i], NULL, 0) < 0 && errno == EINTR)
+        while (kids[i].pid > 0 && waitpid(kids[i].pid, NULL, 0) < 0 && errno == EINTR)
             ;
     kid_count = 0;
 }
 
-static void idle_child(uid_t uid, const int ready[2], int cmd_fd, int reply_fd, pid_t parent)
+static void become(uid_t uid, pid_t parent)
 {
-    close(ready[0]);
-    close(cmd_fd);
-    close(reply_fd);
     if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
         _exit(1);
     /* After the uid change, which clears it: die with the nursery. */
@@ -187,12 +347,56 @@ static void idle_child(uid_t uid, const int ready[2], int cmd_fd, int reply_fd, 
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
+}
+
+static void child_main(const struct kid *k, const int ready[2], int cmd_fd, int reply_fd,
+                       pid_t parent)
+{
+    close(ready[0]);
+    close(cmd_fd);
+    close(reply_fd);
+    become(k->uid, parent);
     char b = 'x';
     while (write(ready[1], &b, 1) < 0 && errno == EINTR)
         ;
     close(ready[1]);
+    if (k->rename_ms > 0 && hostile.crafted) {
+        char ms[24];
+        snprintf(ms, sizeof(ms), "%d", k->rename_ms);
+        char *argv[] = {hostile.renamer, ms, (char *)"python3", (char *)"python3x",
+                        hostile.crafted, NULL};
+        char *envp[] = {hostile.lifetime, NULL};
+        execve(hostile.renamer, argv, envp);
+        _exit(127);
+    }
     for (;;)
         pause();
+}
+
+/* Fork the process of slot i; false when fork failed. */
+static bool start_kid(int i, const int ready[2], int cmd_fd, int reply_fd, pid_t self)
+{
+    pid_t p = fork();
+    if (p == 0)
+        child_main(&kids[i], ready, cmd_fd, reply_fd, self);
+    kids[i].pid = p > 0 ? p : 0;
+    return p > 0;
+}
+
+/* Read `made` ready bytes from the pipe (each child writes one). */
+static int wait_ready(int fd, int made)
+{
+    char buf[4096];
+    int ready = 0;
+    while (ready < made) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        ready += (int)n;
+    }
+    return ready;
 }
 
 static void nursery_spawn(const struct ncmd *c, int cmd_fd, int reply_fd)
@@ -208,32 +412,104 @@ static void nursery_spawn(const struct ncmd *c, int cmd_fd, int reply_fd)
         write_full(reply_fd, &r, sizeof(r));
         return;
     }
-    int first = kid_count;
-    for (int i = 0; i < want; i++) {
-        uid_t uid = (uid_t)(c->base_uid + (unsigned)(i % c->users));
-        pid_t p = fork();
-        if (p == 0)
-            idle_child(uid, ready, cmd_fd, reply_fd, self);
-        if (p < 0) {
+    pid_t *made = calloc((size_t)want + 1, sizeof(pid_t));
+    for (int i = 0; i < want && made; i++) {
+        int slot = kid_count;
+        kids[slot] = (struct kid){0, (uid_t)(c->base_uid + (unsigned)(i % c->users)), c->rename_ms};
+        if (!start_kid(slot, ready, cmd_fd, reply_fd, self)) {
             r.err = errno;
             break;
         }
-        kids[kid_count++] = p;
-        r.made++;
+        made[r.made++] = kids[slot].pid;
+        kid_count++;
     }
     close(ready[1]);
-    char buf[4096];
-    while (r.ready < r.made) {
-        ssize_t n = read(ready[0], buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        r.ready += (int)n;
-    }
+    r.ready = wait_ready(ready[0], r.made);
     close(ready[0]);
     write_full(reply_fd, &r, sizeof(r));
-    write_full(reply_fd, kids + first, (size_t)r.made * sizeof(pid_t));
+    write_full(reply_fd, made, (size_t)r.made * sizeof(pid_t));
+    free(made);
+}
+
+static int slot_of(pid_t pid)
+{
+    for (int i = 0; i < kid_count; i++)
+        if (kids[i].pid == pid)
+            return i;
+    return -1;
+}
+
+static void nursery_churn_once(const struct ncmd *c, int cmd_fd, int reply_fd)
+{
+    struct nreply r = {0, 0, 0};
+    pid_t self = getpid(), w;
+    /* Those that ended by themselves (a renamer's lifetime). */
+    while ((w = waitpid(-1, NULL, WNOHANG)) > 0) {
+        int i = slot_of(w);
+        if (i >= 0)
+            kids[i].pid = 0;
+    }
+    for (int k = 0; k < c->count && kid_count > 0; k++) {
+        int i = (int)(random() % kid_count);
+        if (kids[i].pid <= 0)
+            continue;
+        kill(kids[i].pid, SIGKILL);
+        while (waitpid(kids[i].pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        kids[i].pid = 0;
+    }
+    int ready[2];
+    if (pipe(ready) < 0) {
+        r.err = errno;
+        write_full(reply_fd, &r, sizeof(r));
+        return;
+    }
+    for (int i = 0; i < kid_count; i++)
+        if (kids[i].pid == 0 && start_kid(i, ready, cmd_fd, reply_fd, self))
+            r.made++;
+    /* Processes that live a moment: fork, become a user, exit. */
+    for (int k = 0; k < c->users && kid_count > 0; k++) {
+        uid_t uid = kids[random() % kid_count].uid;
+        pid_t p = fork();
+        if (p == 0) {
+            close(ready[0]);
+            close(ready[1]);
+            become(uid, self);
+            _exit(0);
+        }
+        if (p > 0)
+            while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+                ;
+    }
+    close(ready[1]);
+    wait_ready(ready[0], r.made);
+    close(ready[0]);
+    for (int i = 0; i < kid_count; i++)
+        r.ready += kids[i].pid > 0;
+    write_full(reply_fd, &r, sizeof(r));
+}
+
+static void nursery_set_hostile(const struct ncmd *c, int cmd_fd, int reply_fd)
+{
+    int rc = 0;
+    if (read_full(cmd_fd, hostile.renamer, sizeof(hostile.renamer)) !=
+        (ssize_t)sizeof(hostile.renamer))
+        rc = -1;
+    hostile.renamer[sizeof(hostile.renamer) - 1] = '\0';
+    free(hostile.crafted);
+    size_t len = c->count > 16 ? (size_t)c->count : 16;
+    hostile.crafted = malloc(len + 1);
+    if (!hostile.crafted) {
+        rc = -1;
+    } else {
+        /* "_train" at every position: each one a near miss of the shipped
+         * python-training-script pattern (never followed by ".py"). */
+        for (size_t i = 0; i < len; i++)
+            hostile.crafted[i] = "_train"[i % 6];
+        hostile.crafted[len] = '\0';
+    }
+    snprintf(hostile.lifetime, sizeof(hostile.lifetime), "LG_RENAMER_SECONDS=%d", c->users);
+    write_full(reply_fd, &rc, sizeof(rc));
 }
 
 static void nursery_main(int cmd_fd, int reply_fd)
@@ -242,6 +518,7 @@ static void nursery_main(int cmd_fd, int reply_fd)
     signal(SIGTERM, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
+    srandom((unsigned)getpid());
     /* Root is not held to RLIMIT_NPROC, the children after setuid are. */
     struct rlimit inf = {RLIM_INFINITY, RLIM_INFINITY};
     setrlimit(RLIMIT_NPROC, &inf);
@@ -251,6 +528,10 @@ static void nursery_main(int cmd_fd, int reply_fd)
             break; /* the benchmark went away */
         if (c.op == N_SPAWN) {
             nursery_spawn(&c, cmd_fd, reply_fd);
+        } else if (c.op == N_HOSTILE) {
+            nursery_set_hostile(&c, cmd_fd, reply_fd);
+        } else if (c.op == N_CHURN) {
+            nursery_churn_once(&c, cmd_fd, reply_fd);
         } else if (c.op == N_KILL) {
             nursery_kill_all();
             int done = 0;
@@ -292,10 +573,9 @@ int nursery_start(void)
     return 0;
 }
 
-/* Start procs idle processes over users uids; returns their pids (malloc'd). */
-pid_t *spawn_idle(int procs, int users, unsigned base_uid, struct nreply *r)
+static pid_t *spawn(int procs, int users, unsigned base_uid, int rename_ms, struct nreply *r)
 {
-    struct ncmd c = {N_SPAWN, procs, users, base_uid};
+    struct ncmd c = {N_SPAWN, procs, users, base_uid, rename_ms};
     memset(r, 0, sizeof(*r));
     if (write_full(nursery.cmd_fd, &c, sizeof(c)) < 0 ||
         read_full(nursery.reply_fd, r, sizeof(*r)) != (ssize_t)sizeof(*r)) {
@@ -311,21 +591,61 @@ pid_t *spawn_idle(int procs, int users, unsigned base_uid, struct nreply *r)
     return pids;
 }
 
+/* Start procs idle processes over users uids; returns their pids (malloc'd). */
+pid_t *spawn_idle(int procs, int users, unsigned base_uid, struct nreply *r)
+{
+    return spawn(procs, users, base_uid, 0, r);
+}
+
+pid_t *spawn_hostile(int procs, int users, unsigned base_uid, int rename_ms, struct nreply *r)
+{
+    return spawn(procs, users, base_uid, rename_ms > 0 ? rename_ms : 1, r);
+}
+
+int nursery_hostile(const char *renamer, int argv_bytes, int seconds)
+{
+    struct ncmd c = {N_HOSTILE, argv_bytes, seconds, 0, 0};
+    char path[512];
+    memset(path, 0, sizeof(path));
+    snprintf(path, sizeof(path), "%s", renamer);
+    int rc = -1;
+    if (write_full(nursery.cmd_fd, &c, sizeof(c)) < 0 ||
+        write_full(nursery.cmd_fd, path, sizeof(path)) < 0 ||
+        read_full(nursery.reply_fd, &rc, sizeof(rc)) != (ssize_t)sizeof(rc))
+        return -1;
+    return rc;
+}
+
+int nursery_churn(int exits, int flashes, struct nreply *r)
+{
+    struct ncmd c = {N_CHURN, exits, flashes, 0, 0};
+    memset(r, 0, sizeof(*r));
+    if (write_full(nursery.cmd_fd, &c, sizeof(c)) < 0 ||
+        read_full(nursery.reply_fd, r, sizeof(*r)) != (ssize_t)sizeof(*r))
+        return -1;
+    return 0;
+}
+
 void kill_idle(void)
 {
     if (nursery.pid <= 0)
         return;
-    struct ncmd c = {N_KILL, 0, 0, 0};
+    struct ncmd c = {N_KILL, 0, 0, 0, 0};
     int done;
     if (write_full(nursery.cmd_fd, &c, sizeof(c)) == 0)
         read_full(nursery.reply_fd, &done, sizeof(done));
+}
+
+pid_t nursery_pid(void)
+{
+    return nursery.pid;
 }
 
 void nursery_stop(void)
 {
     if (nursery.pid <= 0)
         return;
-    struct ncmd c = {N_EXIT, 0, 0, 0};
+    struct ncmd c = {N_EXIT, 0, 0, 0, 0};
     write_full(nursery.cmd_fd, &c, sizeof(c));
     close(nursery.cmd_fd);
     close(nursery.reply_fd);
@@ -366,6 +686,24 @@ struct daemon_reading read_daemon(pid_t pid)
         d.run_ns = strtoull(t, NULL, 10);
     free(t);
     return d;
+}
+
+static double rollup_mib(const char *text, const char *key)
+{
+    const char *p = text ? strstr(text, key) : NULL;
+    return p ? (double)strtol(p + strlen(key), NULL, 10) / 1024.0 : -1;
+}
+
+struct memory_reading read_memory(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+    char *t = read_text(path, 8192);
+    struct memory_reading m = {rollup_mib(t, "\nRss:"), rollup_mib(t, "\nAnonymous:"), 0,
+                               rollup_mib(t, "\nPss:"), status_mib(pid, "VmHWM:")};
+    m.file = m.rss >= 0 && m.anon >= 0 ? m.rss - m.anon : -1;
+    free(t);
+    return m;
 }
 
 double status_mib(pid_t pid, const char *key)

@@ -11,8 +11,8 @@
 
 #define SKIP 77 /* automake's "skipped" */
 
-/* Set by SIGINT, SIGTERM and SIGHUP: the benchmark cleans up and reports
- * what it has measured so far. */
+/* Set (to the signal's number) by SIGINT, SIGTERM and SIGHUP: the
+ * benchmark cleans up and reports what it has measured so far. */
 extern volatile sig_atomic_t stopping;
 
 /* What every benchmark does first: check it is root (needs says why), fork
@@ -27,6 +27,17 @@ bool bench_read_stat(pid_t pid, struct proc_stat *st, char *buf, size_t len);
 
 double tv_us(struct timeval t);
 double wall_us(void);
+/* CPU time (user + system, every thread) of this process, usec. */
+double cpu_self_us(void);
+/* ... of this process and its reaped children. */
+double cpu_self_children_us(void);
+/* ... of another process, from its CPU clock (ns resolution, where
+ * /proc/PID/stat counts ticks of 10 ms); -1 when it is gone. */
+double cpu_of_us(pid_t pid);
+/* ... of a process and its reaped children (/proc/PID/stat, ticks). */
+double cpu_with_reaped_us(pid_t pid);
+/* The sum for a list of processes (those gone count 0). */
+double cpu_of_list_us(const pid_t *pids, int n);
 void nap_ms(long ms);
 ssize_t read_full(int fd, void *buf, size_t len);
 int write_full(int fd, const void *buf, size_t len);
@@ -35,16 +46,54 @@ int write_text(const char *path, const char *text);
 double machine_busy_us(void);
 bool has_token(const char *list, const char *word);
 
+/* Repeated measurements of one figure: the minimum is what the code
+ * costs with the least interference, the median what it typically costs
+ * on this machine as it is. */
+#define MAX_RUNS 64
+struct runs {
+    int n;
+    double v[MAX_RUNS];
+};
+void runs_add(struct runs *r, double v);
+double runs_min(const struct runs *r);
+double runs_median(const struct runs *r);
+double runs_max(const struct runs *r);
+
+/* The rest of the machine while a figure is measured: its busy time less
+ * the benchmark's own (the caller says how much CPU everything of its own
+ * used: itself, the daemon, its processes), the forks of the whole node,
+ * and the load average. */
+struct load_mark {
+    double wall_us, busy_us, mine_us;
+    unsigned long long forks;
+};
+struct other_load {
+    double cores;         /* others' CPU, in cores */
+    double forks_per_s;   /* new processes on the whole node */
+    double loadavg;       /* the 1-minute load average at the end */
+};
+struct load_mark load_mark_now(double mine_us);
+struct other_load other_load_between(struct load_mark a, struct load_mark b);
+/* "others 0.93 cores, 41 forks/s, loadavg 2.10" */
+void other_load_text(struct other_load l, char *buf, size_t len);
+/* Several windows' other loads: min and median of the cores, and so on. */
+struct load_runs {
+    struct runs cores, forks, loadavg;
+};
+void load_runs_add(struct load_runs *r, struct other_load l);
+void load_runs_text(const struct load_runs *r, char *buf, size_t len);
+
 #define MAX_CHILDREN 30000
 
 /* The nursery: a small process forked first, which starts idle processes
  * under given uids, and kills and reaps them on request or when the
  * benchmark dies. */
-enum { N_SPAWN = 1, N_KILL, N_EXIT };
+enum { N_SPAWN = 1, N_KILL, N_EXIT, N_HOSTILE, N_CHURN };
 
 struct ncmd {
     int op, count, users;
     unsigned base_uid;
+    int rename_ms; /* N_SPAWN: 0 idle (pause), else exec the renamer */
 };
 
 struct nreply {
@@ -54,8 +103,22 @@ struct nreply {
 int nursery_start(void);
 /* procs idle processes over users uids from base_uid; their pids (malloc'd). */
 pid_t *spawn_idle(int procs, int users, unsigned base_uid, struct nreply *r);
+/* What a hostile process runs: `renamer MS python3 python3x ARG`, ARG
+ * argv_bytes long, crafted against a shipped argv pattern ("_train"
+ * repeated: a near miss of python-training-script at every position);
+ * renamer must be a copy the test uids may run.  It lives `seconds`. */
+int nursery_hostile(const char *renamer, int argv_bytes, int seconds);
+/* procs processes holding that command line, renaming themselves every
+ * rename_ms milliseconds. */
+pid_t *spawn_hostile(int procs, int users, unsigned base_uid, int rename_ms, struct nreply *r);
+/* Churn: `exits` processes (at random) killed and as many of the same
+ * kind and uid started, each ended one replaced, and `flashes` processes
+ * started that exit at once (fork, exit).  Replies with how many new
+ * ones run (made) and the count alive (ready). */
+int nursery_churn(int exits, int flashes, struct nreply *r);
 void kill_idle(void);
 void nursery_stop(void);
+pid_t nursery_pid(void);
 
 struct daemon_reading {
     bool alive;
@@ -66,5 +129,10 @@ struct daemon_reading {
 struct daemon_reading read_daemon(pid_t pid);
 /* A "Key:" of /proc/PID/status in MiB (its kB / 1024), -1 if absent. */
 double status_mib(pid_t pid, const char *key);
+/* Resident memory as smaps_rollup counts it, MiB. */
+struct memory_reading {
+    double rss, anon, file, pss, hwm;
+};
+struct memory_reading read_memory(pid_t pid);
 
 #endif

@@ -99,6 +99,8 @@ static _Noreturn void helper_main(int sock, int proc_fd, pid_t parent)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(1);
+    /* In ps and top, named for what it is, not taken for a second daemon. */
+    prctl(PR_SET_NAME, "loginguard-argv");
     /* Nothing of the daemon's but the socket and /proc, as 3 and 4 (by
      * way of higher numbers: either may be 3 or 4 already). */
     sock = fcntl(sock, F_DUPFD, 10);

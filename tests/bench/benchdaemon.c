@@ -411,7 +411,22 @@ int daemon_start(const struct paths *P, const struct run_conf *R)
 }
 
 /* Other daemons would move this benchmark's processes into their own
- * cgroups (and this one's load would upset their tests). */
+ * cgroups (and this one's load would upset their tests).  The children
+ * of this benchmark's daemon (its notice children, which keep its name
+ * a moment) are not other daemons. */
+static bool child_of_daemon(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    char *t = read_text(path, 1024);
+    char *close_paren = t ? strrchr(t, ')') : NULL;
+    int ppid = 0;
+    bool child = close_paren && sscanf(close_paren, ") %*c %d", &ppid) == 1 && BD.daemon > 0 &&
+                 ppid == BD.daemon;
+    free(t);
+    return child;
+}
+
 pid_t other_daemon(void)
 {
     DIR *d = opendir("/proc");
@@ -426,7 +441,7 @@ pid_t other_daemon(void)
         snprintf(path, sizeof(path), "/proc/%.20s/comm", de->d_name);
         char *t = read_text(path, 64);
         pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
-        if (t && strcmp(t, "loginguardd\n") == 0 && pid != BD.daemon)
+        if (t && strcmp(t, "loginguardd\n") == 0 && pid != BD.daemon && !child_of_daemon(pid))
             found = pid;
         free(t);
     }

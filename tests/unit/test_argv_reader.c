@@ -151,6 +151,14 @@ static void test_reads_a_command_line(void **state)
     char want[65];
     sha256_hex_of(bytes, len - 1, want);
     assert_string_equal(a->sha256, want);
+    /* ps shows the helper for what it is, not as a second loginguardd. */
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)r.helper.pid);
+    FILE *f = fopen(path, "re");
+    assert_non_null(f);
+    assert_non_null(fgets(comm, sizeof(comm), f));
+    fclose(f);
+    assert_string_equal(comm, "loginguard-argv\n");
     argv_reader_stop(&r);
     end_child(pid);
     free(bytes);

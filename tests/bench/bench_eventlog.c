@@ -61,16 +61,6 @@ static struct {
     int slot_count;
 } G;
 
-static long env_long(const char *name, long def, long min, long max)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    return *end || x < min || x > max ? def : x;
-}
-
 static const char *top(const char *env, const char *def)
 {
     const char *v = getenv(env);

@@ -87,20 +87,6 @@ extern char **environ;
 /* ------------------------------------------------------------------ */
 /* small helpers                                                        */
 
-static long env_long(const char *name, long def, long min, long max)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (*end || x < min || x > max) {
-        fprintf(stderr, "bench_sampler: ignoring %s=%s (want %ld..%ld)\n", name, v, min, max);
-        return def;
-    }
-    return x;
-}
-
 static long meminfo_kib(const char *key)
 {
     char *t = read_text("/proc/meminfo", 16384);

@@ -35,20 +35,6 @@
 
 #define DRAIN_MS 100
 
-static long env_long(const char *name, long def, long min, long max)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (*end || x < min || x > max) {
-        fprintf(stderr, "bench_taskstats: ignoring %s=%s (want %ld..%ld)\n", name, v, min, max);
-        return def;
-    }
-    return x;
-}
-
 static double cpu_us(void)
 {
     struct timespec ts;

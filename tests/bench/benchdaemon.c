@@ -36,20 +36,6 @@ long read_long_file(const char *path)
     return v;
 }
 
-long env_long(const char *name, long def, long min, long max)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (*end || x < min || x > max) {
-        fprintf(stderr, "bench: ignoring %s=%s (want %ld..%ld)\n", name, v, min, max);
-        return def;
-    }
-    return x;
-}
-
 /* ------------------------------------------------------------------ */
 /* state to clean up                                                    */
 

@@ -26,7 +26,6 @@ extern struct bench_state BD;
 
 #define NO_VALUE (-999999999L) /* a file that could not be read */
 long read_long_file(const char *path);
-long env_long(const char *name, long def, long min, long max);
 
 /* The v1 controllers the backend uses. */
 enum { C_CPU, C_CPUACCT, C_MEMORY, C_PIDS, C_COUNT };

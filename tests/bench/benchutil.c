@@ -21,6 +21,8 @@
 
 volatile sig_atomic_t stopping;
 
+static const char *bench_name = "bench";
+
 static void on_signal(int sig)
 {
     stopping = sig;
@@ -28,6 +30,7 @@ static void on_signal(int sig)
 
 int bench_start(const char *name, const char *needs)
 {
+    bench_name = name;
     if (geteuid() != 0) {
         printf("%s: needs root (%s); skipped\n", name, needs);
         return SKIP;
@@ -47,6 +50,20 @@ int bench_start(const char *name, const char *needs)
     signal(SIGPIPE, SIG_IGN);
     setvbuf(stdout, NULL, _IOLBF, 0);
     return 0;
+}
+
+long env_long(const char *name, long def, long min, long max)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*end || x < min || x > max) {
+        fprintf(stderr, "%s: ignoring %s=%s (want %ld..%ld)\n", bench_name, name, v, min, max);
+        return def;
+    }
+    return x;
 }
 
 double tv_us(struct timeval t)

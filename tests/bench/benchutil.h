@@ -20,6 +20,11 @@ extern volatile sig_atomic_t stopping;
  * ignore SIGPIPE, buffer output by line.  0, or SKIP after saying why. */
 int bench_start(const char *name, const char *needs);
 
+/* The number in environment variable name, or def when it is unset or
+ * empty; a value that is not a number in min..max is ignored, with a
+ * word on stderr under bench_start's name. */
+long env_long(const char *name, long def, long min, long max);
+
 struct proc_stat;
 /* /proc/PID/stat parsed into st; its text stays in buf (for fields the
  * parser leaves out).  false if the process is gone. */

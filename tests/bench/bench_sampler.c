@@ -770,13 +770,6 @@ static void bench_daemon(struct result *r, const struct paths *P, int windows, d
 /* ------------------------------------------------------------------ */
 /* 4. ps                                                                */
 
-static double children_cpu_us(void)
-{
-    struct rusage r;
-    getrusage(RUSAGE_CHILDREN, &r);
-    return tv_us(r.ru_utime) + tv_us(r.ru_stime);
-}
-
 static int run_ps_once(double *cpu_us, long *lines)
 {
     int pfd[2];
@@ -786,7 +779,7 @@ static int run_ps_once(double *cpu_us, long *lines)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
     char *argv[] = {(char *)"ps", (char *)"-eo", (char *)"pid,user,pcpu,rss,comm", NULL};
-    double a = children_cpu_us();
+    double a = rusage_us(RUSAGE_CHILDREN);
     pid_t pid;
     int rc = posix_spawnp(&pid, "ps", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -811,7 +804,7 @@ static int run_ps_once(double *cpu_us, long *lines)
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
-    *cpu_us = children_cpu_us() - a;
+    *cpu_us = rusage_us(RUSAGE_CHILDREN) - a;
     *lines = n_lines;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }

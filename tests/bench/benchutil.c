@@ -91,11 +91,21 @@ double cpu_self_us(void)
     return clock_us(CLOCK_PROCESS_CPUTIME_ID);
 }
 
-double cpu_self_children_us(void)
+double real_us(void)
+{
+    return clock_us(CLOCK_REALTIME);
+}
+
+double rusage_us(int who)
 {
     struct rusage r;
-    getrusage(RUSAGE_CHILDREN, &r);
-    return cpu_self_us() + tv_us(r.ru_utime) + tv_us(r.ru_stime);
+    getrusage(who, &r);
+    return tv_us(r.ru_utime) + tv_us(r.ru_stime);
+}
+
+double cpu_self_children_us(void)
+{
+    return cpu_self_us() + rusage_us(RUSAGE_CHILDREN);
 }
 
 double cpu_of_us(pid_t pid)
@@ -204,10 +214,20 @@ double machine_busy_us(void)
     return busy * 1e6 / (double)sysconf(_SC_CLK_TCK);
 }
 
-static int by_value(const void *a, const void *b)
+int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+void min_med_max(const double *v, int n, double out[3])
+{
+    double s[MAX_RUNS];
+    memcpy(s, v, (size_t)n * sizeof(double));
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    out[0] = s[0];
+    out[1] = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    out[2] = s[n - 1];
 }
 
 void runs_add(struct runs *r, double v)
@@ -222,7 +242,7 @@ static double runs_at(const struct runs *r, int which)
         return 0;
     double s[MAX_RUNS];
     memcpy(s, r->v, (size_t)r->n * sizeof(double));
-    qsort(s, (size_t)r->n, sizeof(double), by_value);
+    qsort(s, (size_t)r->n, sizeof(double), cmp_double);
     if (which < 0)
         return s[0];
     if (which > 0)

@@ -32,6 +32,10 @@ bool bench_read_stat(pid_t pid, struct proc_stat *st, char *buf, size_t len);
 
 double tv_us(struct timeval t);
 double wall_us(void);
+/* The time of day, usec since the epoch (to compare with events' times). */
+double real_us(void);
+/* User + system time of RUSAGE_SELF or RUSAGE_CHILDREN (those reaped), usec. */
+double rusage_us(int who);
 /* CPU time (user + system, every thread) of this process, usec. */
 double cpu_self_us(void);
 /* ... of this process and its reaped children. */
@@ -63,6 +67,11 @@ void runs_add(struct runs *r, double v);
 double runs_min(const struct runs *r);
 double runs_median(const struct runs *r);
 double runs_max(const struct runs *r);
+/* For qsort: doubles, ascending. */
+int cmp_double(const void *a, const void *b);
+/* min, median and max of n values (1 <= n <= MAX_RUNS), for a caller
+ * that keeps its values in an array of its own. */
+void min_med_max(const double *v, int n, double out[3]);
 
 /* The rest of the machine while a figure is measured: its busy time less
  * the benchmark's own (the caller says how much CPU everything of its own

@@ -118,50 +118,20 @@ static struct {
 /* ------------------------------------------------------------------ */
 /* cgroups made here                                                    */
 
-struct controller {
+/* A controller's directory for this benchmark's cgroups. */
+struct counter_root {
     const char *name;
-    char mount[256];
-    char own[512];
     char base[1024]; /* mount + own + /lgbench-PID */
     bool found;
 };
 
-static void find_controller(struct controller *c)
+static void find_counter_root(struct counter_root *r)
 {
-    c->found = false;
-    FILE *f = fopen("/proc/self/mounts", "re");
-    char line[1024];
-    while (f && fgets(line, sizeof(line), f)) {
-        char dev[256], dir[256], type[64], opts[512];
-        if (sscanf(line, "%255s %255s %63s %511s", dev, dir, type, opts) == 4 &&
-            strcmp(type, "cgroup") == 0 && has_token(opts, c->name)) {
-            snprintf(c->mount, sizeof(c->mount), "%s", dir);
-            c->found = true;
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-    if (!c->found)
-        return;
-    c->found = false;
-    f = fopen("/proc/self/cgroup", "re");
-    while (f && fgets(line, sizeof(line), f)) {
-        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-        if (!b)
-            continue;
-        *b = '\0';
-        b[1 + strcspn(b + 1, "\n")] = '\0';
-        if (has_token(a + 1, c->name)) {
-            snprintf(c->own, sizeof(c->own), "%s", strcmp(b + 1, "/") == 0 ? "" : b + 1);
-            c->found = true;
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-    if (c->found)
-        snprintf(c->base, sizeof(c->base), "%s%s/lgbench-%d", c->mount, c->own, (int)getpid());
+    struct controller c;
+    find_controller(r->name, &c);
+    r->found = c.found;
+    if (c.found)
+        snprintf(r->base, sizeof(r->base), "%s%s/lgbench-%d", c.mount, c.own, (int)getpid());
 }
 
 static int cg_mkdir(const char *path)
@@ -493,7 +463,7 @@ static void bench_procfs(struct result *r, const struct policy *pol, const pid_t
 /* lgbench-PID below our own cgroup, user-UID below it, per controller,
  * and every process moved into its user's group.  0, or -1 with
  * r->cnt_why filled. */
-static int make_user_cgroups(struct result *r, const pid_t *pids, struct controller ctl[3])
+static int make_user_cgroups(struct result *r, const pid_t *pids, struct counter_root ctl[3])
 {
     for (int c = 0; c < 3; c++) {
         if (!ctl[c].found) {
@@ -599,7 +569,7 @@ static void counter_floors(struct result *r, struct sampler *s, int reps)
 }
 
 static void bench_counters(struct result *r, const struct policy *pol, const pid_t *pids,
-                           int samples, struct controller ctl[3])
+                           int samples, struct counter_root ctl[3])
 {
     if (make_user_cgroups(r, pids, ctl) < 0)
         return;
@@ -1036,11 +1006,9 @@ int main(void)
     struct rlimit nofile;
     getrlimit(RLIMIT_NOFILE, &nofile);
     long pid_max = read_long_file("/proc/sys/kernel/pid_max");
-    struct controller ctl[3] = {{"cpuacct", "", "", "", false},
-                                {"memory", "", "", "", false},
-                                {"pids", "", "", "", false}};
+    struct counter_root ctl[3] = {{"cpuacct", "", false}, {"memory", "", false}, {"pids", "", false}};
     for (int c = 0; c < 3; c++)
-        find_controller(&ctl[c]);
+        find_counter_root(&ctl[c]);
     struct utsname un;
     uname(&un);
     printf("bench_sampler: %s %s, %ld CPUs, HZ %ld, pid_max %ld, RLIMIT_NOFILE %llu/%llu\n",

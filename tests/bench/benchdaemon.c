@@ -45,42 +45,6 @@ const char *const ctl_names[C_COUNT] = {"cpu", "cpuacct", "memory", "pids"};
 
 struct controller ctl[C_COUNT];
 
-void find_controller(const char *name, struct controller *c)
-{
-    c->found = false;
-    FILE *f = fopen("/proc/self/mounts", "re");
-    char line[1024];
-    while (f && fgets(line, sizeof(line), f)) {
-        char dev[256], dir[256], type[64], opts[512];
-        if (sscanf(line, "%255s %255s %63s %511s", dev, dir, type, opts) == 4 &&
-            strcmp(type, "cgroup") == 0 && has_token(opts, name)) {
-            snprintf(c->mount, sizeof(c->mount), "%s", dir);
-            c->found = true;
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-    if (!c->found)
-        return;
-    c->found = false;
-    f = fopen("/proc/self/cgroup", "re");
-    while (f && fgets(line, sizeof(line), f)) {
-        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-        if (!b)
-            continue;
-        *b = '\0';
-        b[1 + strcspn(b + 1, "\n")] = '\0';
-        if (has_token(a + 1, name)) {
-            snprintf(c->own, sizeof(c->own), "%s", strcmp(b + 1, "/") == 0 ? "" : b + 1);
-            c->found = true;
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-}
-
 /* Where a daemon started by this process puts a relative cgroup_parent:
  * below this process's own cgroup, as cgroupfs_open does for its own. */
 void parent_dir(int c, const char *parent, char *buf, size_t len)

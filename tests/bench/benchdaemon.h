@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "benchutil.h"
 #include "policy.h"
 
 #define LOAD_BASE_UID 61000u /* the load's users; also the daemons' min_uid */
@@ -30,13 +31,7 @@ long read_long_file(const char *path);
 /* The v1 controllers the backend uses. */
 enum { C_CPU, C_CPUACCT, C_MEMORY, C_PIDS, C_COUNT };
 extern const char *const ctl_names[C_COUNT];
-struct controller {
-    char mount[256];
-    char own[512]; /* "" for the root */
-    bool found;
-};
 extern struct controller ctl[C_COUNT];
-void find_controller(const char *name, struct controller *c);
 /* Where a daemon started here puts a relative cgroup_parent, and a user's
  * cgroup below it. */
 void parent_dir(int c, const char *parent, char *buf, size_t len);

@@ -55,6 +55,15 @@ int write_text(const char *path, const char *text);
 double machine_busy_us(void);
 bool has_token(const char *list, const char *word);
 
+/* A cgroup v1 controller: where it is mounted and this process's cgroup
+ * in it (/proc/self/mounts, /proc/self/cgroup). */
+struct controller {
+    char mount[256];
+    char own[512]; /* "" for the root */
+    bool found;
+};
+void find_controller(const char *name, struct controller *c);
+
 /* Repeated measurements of one figure: the minimum is what the code
  * costs with the least interference, the median what it typically costs
  * on this machine as it is. */

@@ -305,12 +305,7 @@ static pid_t start_hog(const char *spin, uid_t uid, int threads, int lifetime)
 
 static void stop_hog(void)
 {
-    if (G.hog <= 0)
-        return;
-    kill(G.hog, SIGKILL);
-    while (waitpid(G.hog, NULL, 0) < 0 && errno == EINTR)
-        ;
-    G.hog = 0;
+    kill_reap(&G.hog, SIGKILL);
 }
 
 struct latency_result {

@@ -48,7 +48,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -628,12 +627,7 @@ static void daemon_stop(void)
             return;
         nap_ms(50);
     }
-    if (G.daemon > 0) {
-        kill(G.daemon, SIGKILL);
-        while (waitpid(G.daemon, NULL, 0) < 0 && errno == EINTR)
-            ;
-        G.daemon = 0;
-    }
+    kill_reap(&G.daemon, SIGKILL);
 }
 
 static void print_daemon_log(const struct paths *P)
@@ -642,29 +636,6 @@ static void print_daemon_log(const struct paths *P)
     if (t && *t)
         printf("  daemon output:\n%s\n", t);
     free(t);
-}
-
-static pid_t fork_daemon(const struct paths *P)
-{
-    pid_t bench = getpid();
-    pid_t p = fork();
-    if (p != 0)
-        return p;
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != bench)
-        _exit(0);
-    int in = open("/dev/null", O_RDONLY);
-    int out = open(P->daemon_log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (in < 0 || out < 0)
-        _exit(126);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(out, 2);
-    char *argv[] = {(char *)"loginguardd", (char *)"--foreground", (char *)"--config",
-                    (char *)P->conf, NULL};
-    execv(P->daemon, argv);
-    _exit(127);
 }
 
 /* Which path did it take?  daemon_started says "... /proc sampling". */
@@ -683,7 +654,7 @@ static void bench_daemon(struct result *r, const struct paths *P, int windows, d
 {
     write_text(P->event_log, "");
     write_text(P->daemon_log, "");
-    pid_t p = fork_daemon(P);
+    pid_t p = fork_daemon(P->daemon, P->conf, P->daemon_log, true);
     if (p < 0) {
         snprintf(r->d_why, sizeof(r->d_why), "fork: %s", strerror(errno));
         return;

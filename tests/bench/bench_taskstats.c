@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "benchutil.h"
@@ -52,8 +51,7 @@ static void storm(int exits, int out)
             _exit(0);
         if (pid < 0)
             break;
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
+        reap(pid);
         r.made++;
     }
     r.wall_us = wall_us() - start;
@@ -104,8 +102,7 @@ static int run_storm(int exits, struct taskstats_listener *t, struct storm_resul
         if (t && taskstats_drain(t, count, &c))
             *lost = true;
     }
-    while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-        ;
+    reap(child);
     close(fds[0]);
     /* The last records: they were sent before the storm said it was done. */
     if (t) {

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -300,10 +299,7 @@ void daemon_stop(void)
     }
     if (BD.daemon > 0) {
         fprintf(stderr, "bench: the daemon ignored SIGTERM for 10 s; SIGKILL\n");
-        kill(BD.daemon, SIGKILL);
-        while (waitpid(BD.daemon, NULL, 0) < 0 && errno == EINTR)
-            ;
-        BD.daemon = 0;
+        kill_reap(&BD.daemon, SIGKILL);
     }
 }
 
@@ -319,27 +315,9 @@ void print_daemon_log(const struct run_conf *R)
 int daemon_start(const struct paths *P, const struct run_conf *R)
 {
     remember_parent(R->parent);
-    pid_t bench = getpid();
-    pid_t p = fork();
+    pid_t p = fork_daemon(P->daemon, R->conf, R->daemon_log, true);
     if (p < 0)
         return -1;
-    if (p == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != bench)
-            _exit(0);
-        int in = open("/dev/null", O_RDONLY);
-        int out = open(R->daemon_log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (in < 0 || out < 0)
-            _exit(126);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(out, 2);
-        char *argv[] = {(char *)"loginguardd", (char *)"--foreground", (char *)"--config",
-                        (char *)R->conf, NULL};
-        execv(P->daemon, argv);
-        _exit(127);
-    }
     BD.daemon = p;
     setpgid(p, p);
     double start = wall_us();

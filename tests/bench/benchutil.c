@@ -146,6 +146,45 @@ void nap_ms(long ms)
     nanosleep(&ts, NULL); /* a signal cuts it short: callers check stopping */
 }
 
+void reap(pid_t pid)
+{
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+}
+
+void kill_reap(pid_t *pid, int sig)
+{
+    if (*pid <= 0)
+        return;
+    kill(*pid, sig);
+    reap(*pid);
+    *pid = 0;
+}
+
+pid_t fork_daemon(const char *daemon, const char *conf, const char *output, bool own_group)
+{
+    pid_t bench = getpid();
+    pid_t p = fork();
+    if (p != 0)
+        return p;
+    if (own_group)
+        setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != bench)
+        _exit(0);
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(output, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (in < 0 || out < 0)
+        _exit(126);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(out, 2);
+    char *argv[] = {(char *)"loginguardd", (char *)"--foreground", (char *)"--config",
+                    (char *)conf, NULL};
+    execv(daemon, argv);
+    _exit(127);
+}
+
 ssize_t read_full(int fd, void *buf, size_t len)
 {
     size_t got = 0;
@@ -527,8 +566,7 @@ static void nursery_churn_once(const struct ncmd *c, int cmd_fd, int reply_fd)
         if (kids[i].pid <= 0)
             continue;
         kill(kids[i].pid, SIGKILL);
-        while (waitpid(kids[i].pid, NULL, 0) < 0 && errno == EINTR)
-            ;
+        reap(kids[i].pid);
         kids[i].pid = 0;
     }
     int ready[2];
@@ -551,8 +589,7 @@ static void nursery_churn_once(const struct ncmd *c, int cmd_fd, int reply_fd)
             _exit(0);
         }
         if (p > 0)
-            while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
-                ;
+            reap(p);
     }
     close(ready[1]);
     wait_ready(ready[0], r.made);
@@ -722,8 +759,7 @@ void nursery_stop(void)
     write_full(nursery.cmd_fd, &c, sizeof(c));
     close(nursery.cmd_fd);
     close(nursery.reply_fd);
-    while (waitpid(nursery.pid, NULL, 0) < 0 && errno == EINTR)
-        ;
+    reap(nursery.pid);
     nursery.pid = 0;
 }
 

@@ -48,6 +48,15 @@ double cpu_with_reaped_us(pid_t pid);
 /* The sum for a list of processes (those gone count 0). */
 double cpu_of_list_us(const pid_t *pids, int n);
 void nap_ms(long ms);
+/* Wait for a child to end (through EINTR). */
+void reap(pid_t pid);
+/* Send sig to *pid, reap it, and set *pid to 0; nothing when *pid <= 0. */
+void kill_reap(pid_t *pid, int sig);
+/* Fork loginguardd (the program daemon) on conf, its stdout and stderr
+ * appended to output, stdin /dev/null; it gets SIGTERM when this process
+ * dies.  own_group: in a process group of its own.  The child's pid, or
+ * -1 (fork's errno). */
+pid_t fork_daemon(const char *daemon, const char *conf, const char *output, bool own_group);
 ssize_t read_full(int fd, void *buf, size_t len);
 int write_full(int fd, const void *buf, size_t len);
 char *read_text(const char *path, size_t max);

@@ -66,10 +66,6 @@
 #include "sampler.h"
 #include "snapshot.h"
 
-#ifndef TOP_SRCDIR
-#define TOP_SRCDIR "."
-#endif
-
 extern char **environ;
 
 #define BASE_UID 61000u
@@ -110,9 +106,10 @@ static long read_long_file(const char *path)
 static struct {
     pid_t daemon;
     char tmpdir[64];
+    char conf[128], event_log[128], daemon_log[128]; /* in tmpdir */
     char **cg_dirs; /* cgroups made here, in creation order */
     size_t cg_count, cg_capacity;
-} G = {0, "", NULL, 0, 0};
+} G = {0, "", "", "", "", NULL, 0, 0};
 
 /* ------------------------------------------------------------------ */
 /* cgroups made here                                                    */
@@ -169,12 +166,6 @@ static int cg_remove_all(void)
 /* ------------------------------------------------------------------ */
 /* paths, the temporary config                                          */
 
-struct paths {
-    char srcdir[1024], builddir[1024];
-    char daemon[1100], main_conf[1100], rules_dir[1100];
-    char conf[128], event_log[128], daemon_log[128];
-};
-
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
@@ -191,20 +182,20 @@ static void remove_tmpdir(void)
     G.tmpdir[0] = '\0';
 }
 
-static int make_tmp_config(struct paths *P)
+static int make_tmp_config(const struct paths *P)
 {
     snprintf(G.tmpdir, sizeof(G.tmpdir), "/tmp/lgbench.XXXXXX");
     if (!mkdtemp(G.tmpdir)) {
         G.tmpdir[0] = '\0';
         return -1;
     }
-    snprintf(P->conf, sizeof(P->conf), "%s/loginguard.conf", G.tmpdir);
-    snprintf(P->event_log, sizeof(P->event_log), "%s/events.jsonl", G.tmpdir);
-    snprintf(P->daemon_log, sizeof(P->daemon_log), "%s/daemon.log", G.tmpdir);
+    snprintf(G.conf, sizeof(G.conf), "%s/loginguard.conf", G.tmpdir);
+    snprintf(G.event_log, sizeof(G.event_log), "%s/events.jsonl", G.tmpdir);
+    snprintf(G.daemon_log, sizeof(G.daemon_log), "%s/daemon.log", G.tmpdir);
     char *main_text = read_text(P->main_conf, 1 << 20);
     if (!main_text)
         return -1;
-    int rc = write_text(P->conf, main_text);
+    int rc = write_text(G.conf, main_text);
     free(main_text);
     char path[256], text[4096];
     snprintf(path, sizeof(path), "%s/conf.d", G.tmpdir);
@@ -218,32 +209,8 @@ static int make_tmp_config(struct paths *P)
              "rules_dirs = %s\n"
              "state_dir = %s/state\n"
              "control_socket = %s/control.sock\n",
-             P->event_log, P->rules_dir, G.tmpdir, G.tmpdir);
+             G.event_log, P->rules_dir, G.tmpdir, G.tmpdir);
     return write_text(path, text);
-}
-
-static void find_paths(struct paths *P)
-{
-    const char *src = getenv("LG_TOP_SRCDIR"), *build = getenv("LG_TOP_BUILDDIR");
-    char exe_top[1024] = "";
-    char exe[1024];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        /* TOP/tests/bench/bench_sampler */
-        exe[n] = '\0';
-        for (int up = 0; up < 3; up++) {
-            char *slash = strrchr(exe, '/');
-            if (slash)
-                *slash = '\0';
-        }
-        snprintf(exe_top, sizeof(exe_top), "%s", exe);
-    }
-    snprintf(P->srcdir, sizeof(P->srcdir), "%s", src && *src ? src : TOP_SRCDIR);
-    snprintf(P->builddir, sizeof(P->builddir), "%s",
-             build && *build ? build : exe_top[0] ? exe_top : P->srcdir);
-    snprintf(P->daemon, sizeof(P->daemon), "%s/daemon/loginguardd", P->builddir);
-    snprintf(P->main_conf, sizeof(P->main_conf), "%s/rules/loginguard.conf", P->srcdir);
-    snprintf(P->rules_dir, sizeof(P->rules_dir), "%s/rules/rules.d", P->srcdir);
 }
 
 /* ------------------------------------------------------------------ */
@@ -630,18 +597,10 @@ static void daemon_stop(void)
     kill_reap(&G.daemon, SIGKILL);
 }
 
-static void print_daemon_log(const struct paths *P)
-{
-    char *t = read_text(P->daemon_log, 4000);
-    if (t && *t)
-        printf("  daemon output:\n%s\n", t);
-    free(t);
-}
-
 /* Which path did it take?  daemon_started says "... /proc sampling". */
-static void daemon_path(const struct paths *P, char *out, size_t len)
+static void daemon_path(char *out, size_t len)
 {
-    char *ev = read_text(P->event_log, 1 << 20);
+    char *ev = read_text(G.event_log, 1 << 20);
     snprintf(out, len, "?");
     if (ev && strstr(ev, "/proc sampling"))
         snprintf(out, len, "/proc");
@@ -652,9 +611,9 @@ static void daemon_path(const struct paths *P, char *out, size_t len)
 
 static void bench_daemon(struct result *r, const struct paths *P, int windows, double window_s)
 {
-    write_text(P->event_log, "");
-    write_text(P->daemon_log, "");
-    pid_t p = fork_daemon(P->daemon, P->conf, P->daemon_log, true);
+    write_text(G.event_log, "");
+    write_text(G.daemon_log, "");
+    pid_t p = fork_daemon(P->daemon, G.conf, G.daemon_log, true);
     if (p < 0) {
         snprintf(r->d_why, sizeof(r->d_why), "fork: %s", strerror(errno));
         return;
@@ -670,7 +629,7 @@ static void bench_daemon(struct result *r, const struct paths *P, int windows, d
         nap_ms(50);
         if (daemon_exited()) {
             snprintf(r->d_why, sizeof(r->d_why), "the daemon exited during start-up");
-            print_daemon_log(P);
+            print_daemon_output(G.daemon_log);
             return;
         }
         d = read_daemon(p);
@@ -690,7 +649,7 @@ static void bench_daemon(struct result *r, const struct paths *P, int windows, d
             nap_ms(left_ms > 200 ? 200 : (long)left_ms + 1);
             if (daemon_exited()) {
                 snprintf(r->d_why, sizeof(r->d_why), "the daemon exited during a window");
-                print_daemon_log(P);
+                print_daemon_output(G.daemon_log);
                 return;
             }
         }
@@ -704,7 +663,7 @@ static void bench_daemon(struct result *r, const struct paths *P, int windows, d
     }
     r->d_hwm_mib = status_mib(p, "VmHWM:");
     daemon_stop();
-    daemon_path(P, r->d_path, sizeof(r->d_path));
+    daemon_path(r->d_path, sizeof(r->d_path));
     r->d_ok = !stopping && r->d_cpu.n == windows;
 }
 
@@ -961,7 +920,7 @@ int main(void)
     /* The policy the daemon will run with, loaded the same way. */
     struct policy pol;
     struct errors errs = {0};
-    if (config_load(P.conf, true, &pol, &errs) < 0) {
+    if (config_load(G.conf, true, &pol, &errs) < 0) {
         printf("bench_sampler: the config does not load:\n");
         for (size_t i = 0; i < errs.count; i++)
             printf("  %s\n", errs.messages[i]);
@@ -985,7 +944,7 @@ int main(void)
     printf("bench_sampler: %s %s, %ld CPUs, HZ %ld, pid_max %ld, RLIMIT_NOFILE %llu/%llu\n",
            un.sysname, un.release, sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_CLK_TCK), pid_max,
            (unsigned long long)nofile.rlim_cur, (unsigned long long)nofile.rlim_max);
-    printf("  daemon %s, config %s (min_uid %u, %zu rules)\n", P.daemon, P.conf,
+    printf("  daemon %s, config %s (min_uid %u, %zu rules)\n", P.daemon, G.conf,
            (unsigned)pol.min_uid, pol.rules.count);
     for (int c = 0; c < 3; c++)
         printf("  v1 %-7s %s\n", ctl[c].name,

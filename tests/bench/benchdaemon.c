@@ -23,10 +23,6 @@
 #include "errors.h"
 #include "procfs.h"
 
-#ifndef TOP_SRCDIR
-#define TOP_SRCDIR "."
-#endif
-
 long read_long_file(const char *path)
 {
     char *t = read_text(path, 64);
@@ -168,34 +164,6 @@ void remove_tmpdir(void)
     BD.tmpdir[0] = '\0';
 }
 
-void find_paths(struct paths *P)
-{
-    const char *src = getenv("LG_TOP_SRCDIR"), *build = getenv("LG_TOP_BUILDDIR");
-    char exe_top[1024] = "";
-    char exe[1024];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        /* TOP/tests/bench/bench_NAME */
-        exe[n] = '\0';
-        for (int up = 0; up < 3; up++) {
-            char *slash = strrchr(exe, '/');
-            if (slash)
-                *slash = '\0';
-        }
-        snprintf(exe_top, sizeof(exe_top), "%s", exe);
-    }
-    snprintf(P->srcdir, sizeof(P->srcdir), "%s", src && *src ? src : TOP_SRCDIR);
-    snprintf(P->builddir, sizeof(P->builddir), "%s",
-             build && *build ? build
-             : exe_top[0]    ? exe_top
-                             : P->srcdir);
-    snprintf(P->daemon, sizeof(P->daemon), "%s/daemon/loginguardd", P->builddir);
-    snprintf(P->main_conf, sizeof(P->main_conf), "%s/rules/loginguard.conf", P->srcdir);
-    snprintf(P->rules_dir, sizeof(P->rules_dir), "%s/rules/rules.d", P->srcdir);
-    snprintf(P->spin, sizeof(P->spin), "%s/tests/helpers/spin", P->builddir);
-    snprintf(P->renamer, sizeof(P->renamer), "%s/tests/helpers/renamer", P->builddir);
-}
-
 int copy_file(const char *from, const char *to, mode_t mode)
 {
     int in = open(from, O_RDONLY | O_CLOEXEC);
@@ -305,10 +273,7 @@ void daemon_stop(void)
 
 void print_daemon_log(const struct run_conf *R)
 {
-    char *t = read_text(R->daemon_log, 4000);
-    if (t && *t)
-        printf("  daemon output:\n%s\n", t);
-    free(t);
+    print_daemon_output(R->daemon_log);
 }
 
 /* Start loginguardd on R's config; wait for its daemon_started event. */

@@ -46,11 +46,6 @@ double parent_cpu_us(const char *parent);
 /* Processes in the cpuacct user-* directories below parent. */
 long count_adopted(const char *parent, int *groups);
 
-struct paths {
-    char srcdir[1024], builddir[1024];
-    char daemon[1100], main_conf[1100], rules_dir[1100], spin[1100], renamer[1100];
-};
-void find_paths(struct paths *P);
 int copy_file(const char *from, const char *to, mode_t mode);
 
 /* /tmp/lgbench-TAG.XXXXXX; 0 or -1. */

@@ -19,6 +19,10 @@
 #include "benchutil.h"
 #include "procfs.h"
 
+#ifndef TOP_SRCDIR
+#define TOP_SRCDIR "."
+#endif
+
 volatile sig_atomic_t stopping;
 
 static const char *bench_name = "bench";
@@ -183,6 +187,42 @@ pid_t fork_daemon(const char *daemon, const char *conf, const char *output, bool
                     (char *)conf, NULL};
     execv(daemon, argv);
     _exit(127);
+}
+
+void print_daemon_output(const char *output)
+{
+    char *t = read_text(output, 4000);
+    if (t && *t)
+        printf("  daemon output:\n%s\n", t);
+    free(t);
+}
+
+void find_paths(struct paths *P)
+{
+    const char *src = getenv("LG_TOP_SRCDIR"), *build = getenv("LG_TOP_BUILDDIR");
+    char exe_top[1024] = "";
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        /* TOP/tests/bench/bench_NAME */
+        exe[n] = '\0';
+        for (int up = 0; up < 3; up++) {
+            char *slash = strrchr(exe, '/');
+            if (slash)
+                *slash = '\0';
+        }
+        snprintf(exe_top, sizeof(exe_top), "%s", exe);
+    }
+    snprintf(P->srcdir, sizeof(P->srcdir), "%s", src && *src ? src : TOP_SRCDIR);
+    snprintf(P->builddir, sizeof(P->builddir), "%s",
+             build && *build ? build
+             : exe_top[0]    ? exe_top
+                             : P->srcdir);
+    snprintf(P->daemon, sizeof(P->daemon), "%s/daemon/loginguardd", P->builddir);
+    snprintf(P->main_conf, sizeof(P->main_conf), "%s/rules/loginguard.conf", P->srcdir);
+    snprintf(P->rules_dir, sizeof(P->rules_dir), "%s/rules/rules.d", P->srcdir);
+    snprintf(P->spin, sizeof(P->spin), "%s/tests/helpers/spin", P->builddir);
+    snprintf(P->renamer, sizeof(P->renamer), "%s/tests/helpers/renamer", P->builddir);
 }
 
 ssize_t read_full(int fd, void *buf, size_t len)

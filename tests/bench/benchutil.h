@@ -57,6 +57,17 @@ void kill_reap(pid_t *pid, int sig);
  * dies.  own_group: in a process group of its own.  The child's pid, or
  * -1 (fork's errno). */
 pid_t fork_daemon(const char *daemon, const char *conf, const char *output, bool own_group);
+/* "  daemon output:" and the start of the file it wrote, if any. */
+void print_daemon_output(const char *output);
+
+/* The source and build trees (LG_TOP_SRCDIR, LG_TOP_BUILDDIR; else the
+ * configured source tree and the tree this program was built in) and
+ * what the benchmarks take from them. */
+struct paths {
+    char srcdir[1024], builddir[1024];
+    char daemon[1100], main_conf[1100], rules_dir[1100], spin[1100], renamer[1100];
+};
+void find_paths(struct paths *P);
 ssize_t read_full(int fd, void *buf, size_t len);
 int write_full(int fd, const void *buf, size_t len);
 char *read_text(const char *path, size_t max);

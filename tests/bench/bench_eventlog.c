@@ -29,7 +29,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdbool.h>

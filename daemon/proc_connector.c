@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "netlink.h"
 #include "proc_connector.h"
 
 /* Enough for a burst between two drains of the main loop (~1 KiB of
@@ -114,30 +115,20 @@ void proc_connector_parse(const void *buf, size_t len, uint32_t sender, struct p
         out->rejected++;
         return;
     }
-    const unsigned char *at = buf;
-    while (len > 0) {
-        struct nlmsghdr nh;
-        if (len < sizeof(nh)) {
-            out->rejected++;
-            return;
-        }
-        memcpy(&nh, at, sizeof(nh));
-        if (nh.nlmsg_len < NLMSG_HDRLEN || nh.nlmsg_len > len) {
-            out->rejected++;
-            return;
-        }
+    struct netlink_walk w = {buf, len};
+    struct nlmsghdr nh;
+    const unsigned char *payload;
+    int more;
+    while ((more = netlink_next(&w, &nh, &payload)) > 0) {
         if (nh.nlmsg_type == NLMSG_OVERRUN)
             out->overrun = true;
         else if (nh.nlmsg_type == NLMSG_DONE)
-            parse_cn(at + NLMSG_HDRLEN, nh.nlmsg_len - NLMSG_HDRLEN, out);
+            parse_cn(payload, nh.nlmsg_len - NLMSG_HDRLEN, out);
         else if (nh.nlmsg_type != NLMSG_NOOP)
             out->rejected++;
-        size_t step = NLMSG_ALIGN(nh.nlmsg_len);
-        if (step >= len)
-            break;
-        at += step;
-        len -= step;
     }
+    if (more < 0)
+        out->rejected++;
 }
 
 /* ---- the socket ---- */

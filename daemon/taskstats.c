@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "netlink.h"
 #include "taskstats.h"
 #include "util.h"
 
@@ -418,37 +419,27 @@ int taskstats_feed(struct taskstats_listener *t, const void *buf, size_t len, ui
         return 0;
     }
     int lost = 0;
-    const unsigned char *at = buf;
-    while (len > 0) {
-        struct nlmsghdr nh;
-        if (len < sizeof(nh)) {
-            t->rejected++;
-            break;
-        }
-        memcpy(&nh, at, sizeof(nh));
-        if (nh.nlmsg_len < NLMSG_HDRLEN || nh.nlmsg_len > len) {
-            t->rejected++;
-            break;
-        }
+    struct netlink_walk w = {buf, len};
+    struct nlmsghdr nh;
+    const unsigned char *payload;
+    int more;
+    while ((more = netlink_next(&w, &nh, &payload)) > 0) {
         struct record r;
         if (nh.nlmsg_type == NLMSG_OVERRUN) {
             t->overruns++;
             forget_groups(t);
             lost = 1;
         } else if (nh.nlmsg_type == t->family && t->family >= NLMSG_MIN_TYPE) {
-            if (parse_record(at + NLMSG_HDRLEN, nh.nlmsg_len - NLMSG_HDRLEN, &r) == 0)
+            if (parse_record(payload, nh.nlmsg_len - NLMSG_HDRLEN, &r) == 0)
                 account(t, &r, fn, arg);
             else
                 t->rejected++;
         } else if (nh.nlmsg_type != NLMSG_NOOP) {
             t->rejected++;
         }
-        size_t step = NLMSG_ALIGN(nh.nlmsg_len);
-        if (step >= len)
-            break;
-        at += step;
-        len -= step;
     }
+    if (more < 0)
+        t->rejected++;
     return lost;
 }
 

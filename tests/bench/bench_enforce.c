@@ -98,32 +98,6 @@ static struct {
 /* ------------------------------------------------------------------ */
 /* small helpers                                                        */
 
-static double real_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* "min / median / max" of the n values (n >= 1). */
-static void min_med_max(const double *v, int n, double out[3])
-{
-    double s[MAX_REPS];
-    memcpy(s, v, (size_t)n * sizeof(double));
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
-    out[0] = s[0];
-    out[1] = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-    out[2] = s[n - 1];
-}
-
 /* "2026-11-22T01:46:17.275Z" -> usec since the epoch, or -1. */
 static double iso_us(const char *text)
 {
@@ -331,12 +305,7 @@ static pid_t start_hog(const char *spin, uid_t uid, int threads, int lifetime)
 
 static void stop_hog(void)
 {
-    if (G.hog <= 0)
-        return;
-    kill(G.hog, SIGKILL);
-    while (waitpid(G.hog, NULL, 0) < 0 && errno == EINTR)
-        ;
-    G.hog = 0;
+    kill_reap(&G.hog, SIGKILL);
 }
 
 struct latency_result {

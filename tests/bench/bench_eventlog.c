@@ -29,7 +29,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -61,16 +60,6 @@ static struct {
     int slot_count;
 } G;
 
-static long env_long(const char *name, long def, long min, long max)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    return *end || x < min || x > max ? def : x;
-}
-
 static const char *top(const char *env, const char *def)
 {
     const char *v = getenv(env);
@@ -101,37 +90,15 @@ static int write_config(long per_user, long interval_s, bool limit_keys)
 
 static void daemon_stop(void)
 {
-    if (G.daemon_pid <= 0)
-        return;
-    kill(G.daemon_pid, SIGTERM);
-    while (waitpid(G.daemon_pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    G.daemon_pid = 0;
+    kill_reap(&G.daemon_pid, SIGTERM);
 }
 
 static int daemon_start(void)
 {
     unlink(G.log);
-    pid_t bench = getpid();
-    pid_t p = fork();
+    pid_t p = fork_daemon(G.daemon, G.conf, G.daemon_out, false);
     if (p < 0)
         return -1;
-    if (p == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != bench)
-            _exit(0);
-        int in = open("/dev/null", O_RDONLY);
-        int out = open(G.daemon_out, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (in < 0 || out < 0)
-            _exit(126);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(out, 2);
-        char *argv[] = {(char *)"loginguardd", (char *)"--foreground", (char *)"--config",
-                        G.conf, NULL};
-        execv(G.daemon, argv);
-        _exit(127);
-    }
     G.daemon_pid = p;
     for (int i = 0; i < 1000 && !stopping; i++) {
         char *ev = read_text(G.log, 1 << 16);
@@ -176,8 +143,7 @@ static void slot_main(char **argv, pid_t bench)
         if (c < 0)
             nap_ms(100);
         else
-            while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
-                ;
+            reap(c);
     }
 }
 
@@ -210,8 +176,7 @@ static void flood_stop(void)
     for (int i = 0; i < G.slot_count; i++)
         kill(-G.slots[i], SIGKILL);
     for (int i = 0; i < G.slot_count; i++)
-        while (waitpid(G.slots[i], NULL, 0) < 0 && errno == EINTR)
-            ;
+        reap(G.slots[i]);
     G.slot_count = 0;
 }
 

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "benchutil.h"
 #include "errors.h"
@@ -25,19 +24,6 @@
 #ifndef TOP_SRCDIR
 #define TOP_SRCDIR "."
 #endif
-
-static double cpu_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static char *repeated(const char *prefix, const char *unit, size_t len)
 {
@@ -81,7 +67,7 @@ static double measure(const struct rule_set *set, const struct input *in, size_t
                 n++;
     }
     for (int r = 0; r < runs; r++) {
-        double start = cpu_us();
+        double start = cpu_self_us();
         if (glibc) {
             for (size_t i = 0; i < n; i++)
                 regexec(&compiled[i], text, 0, NULL, 0);
@@ -89,9 +75,9 @@ static double measure(const struct rule_set *set, const struct input *in, size_t
             struct proc_identity id = {"/home/u/bin/x", in->comm, text};
             rules_classify(set, &id);
         }
-        t[r] = cpu_us() - start;
+        t[r] = cpu_self_us() - start;
     }
-    qsort(t, (size_t)runs, sizeof(*t), by_value);
+    qsort(t, (size_t)runs, sizeof(*t), cmp_double);
     double min = t[0];
     *median = t[runs / 2];
     for (size_t i = 0; i < n; i++)

@@ -48,7 +48,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -67,10 +66,6 @@
 #include "sampler.h"
 #include "snapshot.h"
 
-#ifndef TOP_SRCDIR
-#define TOP_SRCDIR "."
-#endif
-
 extern char **environ;
 
 #define BASE_UID 61000u
@@ -86,20 +81,6 @@ extern char **environ;
 
 /* ------------------------------------------------------------------ */
 /* small helpers                                                        */
-
-static long env_long(const char *name, long def, long min, long max)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (*end || x < min || x > max) {
-        fprintf(stderr, "bench_sampler: ignoring %s=%s (want %ld..%ld)\n", name, v, min, max);
-        return def;
-    }
-    return x;
-}
 
 static long meminfo_kib(const char *key)
 {
@@ -125,57 +106,28 @@ static long read_long_file(const char *path)
 static struct {
     pid_t daemon;
     char tmpdir[64];
+    char conf[128], event_log[128], daemon_log[128]; /* in tmpdir */
     char **cg_dirs; /* cgroups made here, in creation order */
     size_t cg_count, cg_capacity;
-} G = {0, "", NULL, 0, 0};
+} G = {0, "", "", "", "", NULL, 0, 0};
 
 /* ------------------------------------------------------------------ */
 /* cgroups made here                                                    */
 
-struct controller {
+/* A controller's directory for this benchmark's cgroups. */
+struct counter_root {
     const char *name;
-    char mount[256];
-    char own[512];
     char base[1024]; /* mount + own + /lgbench-PID */
     bool found;
 };
 
-static void find_controller(struct controller *c)
+static void find_counter_root(struct counter_root *r)
 {
-    c->found = false;
-    FILE *f = fopen("/proc/self/mounts", "re");
-    char line[1024];
-    while (f && fgets(line, sizeof(line), f)) {
-        char dev[256], dir[256], type[64], opts[512];
-        if (sscanf(line, "%255s %255s %63s %511s", dev, dir, type, opts) == 4 &&
-            strcmp(type, "cgroup") == 0 && has_token(opts, c->name)) {
-            snprintf(c->mount, sizeof(c->mount), "%s", dir);
-            c->found = true;
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-    if (!c->found)
-        return;
-    c->found = false;
-    f = fopen("/proc/self/cgroup", "re");
-    while (f && fgets(line, sizeof(line), f)) {
-        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-        if (!b)
-            continue;
-        *b = '\0';
-        b[1 + strcspn(b + 1, "\n")] = '\0';
-        if (has_token(a + 1, c->name)) {
-            snprintf(c->own, sizeof(c->own), "%s", strcmp(b + 1, "/") == 0 ? "" : b + 1);
-            c->found = true;
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-    if (c->found)
-        snprintf(c->base, sizeof(c->base), "%s%s/lgbench-%d", c->mount, c->own, (int)getpid());
+    struct controller c;
+    find_controller(r->name, &c);
+    r->found = c.found;
+    if (c.found)
+        snprintf(r->base, sizeof(r->base), "%s%s/lgbench-%d", c.mount, c.own, (int)getpid());
 }
 
 static int cg_mkdir(const char *path)
@@ -214,12 +166,6 @@ static int cg_remove_all(void)
 /* ------------------------------------------------------------------ */
 /* paths, the temporary config                                          */
 
-struct paths {
-    char srcdir[1024], builddir[1024];
-    char daemon[1100], main_conf[1100], rules_dir[1100];
-    char conf[128], event_log[128], daemon_log[128];
-};
-
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
@@ -236,20 +182,20 @@ static void remove_tmpdir(void)
     G.tmpdir[0] = '\0';
 }
 
-static int make_tmp_config(struct paths *P)
+static int make_tmp_config(const struct paths *P)
 {
     snprintf(G.tmpdir, sizeof(G.tmpdir), "/tmp/lgbench.XXXXXX");
     if (!mkdtemp(G.tmpdir)) {
         G.tmpdir[0] = '\0';
         return -1;
     }
-    snprintf(P->conf, sizeof(P->conf), "%s/loginguard.conf", G.tmpdir);
-    snprintf(P->event_log, sizeof(P->event_log), "%s/events.jsonl", G.tmpdir);
-    snprintf(P->daemon_log, sizeof(P->daemon_log), "%s/daemon.log", G.tmpdir);
+    snprintf(G.conf, sizeof(G.conf), "%s/loginguard.conf", G.tmpdir);
+    snprintf(G.event_log, sizeof(G.event_log), "%s/events.jsonl", G.tmpdir);
+    snprintf(G.daemon_log, sizeof(G.daemon_log), "%s/daemon.log", G.tmpdir);
     char *main_text = read_text(P->main_conf, 1 << 20);
     if (!main_text)
         return -1;
-    int rc = write_text(P->conf, main_text);
+    int rc = write_text(G.conf, main_text);
     free(main_text);
     char path[256], text[4096];
     snprintf(path, sizeof(path), "%s/conf.d", G.tmpdir);
@@ -263,32 +209,8 @@ static int make_tmp_config(struct paths *P)
              "rules_dirs = %s\n"
              "state_dir = %s/state\n"
              "control_socket = %s/control.sock\n",
-             P->event_log, P->rules_dir, G.tmpdir, G.tmpdir);
+             G.event_log, P->rules_dir, G.tmpdir, G.tmpdir);
     return write_text(path, text);
-}
-
-static void find_paths(struct paths *P)
-{
-    const char *src = getenv("LG_TOP_SRCDIR"), *build = getenv("LG_TOP_BUILDDIR");
-    char exe_top[1024] = "";
-    char exe[1024];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        /* TOP/tests/bench/bench_sampler */
-        exe[n] = '\0';
-        for (int up = 0; up < 3; up++) {
-            char *slash = strrchr(exe, '/');
-            if (slash)
-                *slash = '\0';
-        }
-        snprintf(exe_top, sizeof(exe_top), "%s", exe);
-    }
-    snprintf(P->srcdir, sizeof(P->srcdir), "%s", src && *src ? src : TOP_SRCDIR);
-    snprintf(P->builddir, sizeof(P->builddir), "%s",
-             build && *build ? build : exe_top[0] ? exe_top : P->srcdir);
-    snprintf(P->daemon, sizeof(P->daemon), "%s/daemon/loginguardd", P->builddir);
-    snprintf(P->main_conf, sizeof(P->main_conf), "%s/rules/loginguard.conf", P->srcdir);
-    snprintf(P->rules_dir, sizeof(P->rules_dir), "%s/rules/rules.d", P->srcdir);
 }
 
 /* ------------------------------------------------------------------ */
@@ -507,7 +429,7 @@ static void bench_procfs(struct result *r, const struct policy *pol, const pid_t
 /* lgbench-PID below our own cgroup, user-UID below it, per controller,
  * and every process moved into its user's group.  0, or -1 with
  * r->cnt_why filled. */
-static int make_user_cgroups(struct result *r, const pid_t *pids, struct controller ctl[3])
+static int make_user_cgroups(struct result *r, const pid_t *pids, struct counter_root ctl[3])
 {
     for (int c = 0; c < 3; c++) {
         if (!ctl[c].found) {
@@ -613,7 +535,7 @@ static void counter_floors(struct result *r, struct sampler *s, int reps)
 }
 
 static void bench_counters(struct result *r, const struct policy *pol, const pid_t *pids,
-                           int samples, struct controller ctl[3])
+                           int samples, struct counter_root ctl[3])
 {
     if (make_user_cgroups(r, pids, ctl) < 0)
         return;
@@ -672,49 +594,13 @@ static void daemon_stop(void)
             return;
         nap_ms(50);
     }
-    if (G.daemon > 0) {
-        kill(G.daemon, SIGKILL);
-        while (waitpid(G.daemon, NULL, 0) < 0 && errno == EINTR)
-            ;
-        G.daemon = 0;
-    }
-}
-
-static void print_daemon_log(const struct paths *P)
-{
-    char *t = read_text(P->daemon_log, 4000);
-    if (t && *t)
-        printf("  daemon output:\n%s\n", t);
-    free(t);
-}
-
-static pid_t fork_daemon(const struct paths *P)
-{
-    pid_t bench = getpid();
-    pid_t p = fork();
-    if (p != 0)
-        return p;
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != bench)
-        _exit(0);
-    int in = open("/dev/null", O_RDONLY);
-    int out = open(P->daemon_log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (in < 0 || out < 0)
-        _exit(126);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(out, 2);
-    char *argv[] = {(char *)"loginguardd", (char *)"--foreground", (char *)"--config",
-                    (char *)P->conf, NULL};
-    execv(P->daemon, argv);
-    _exit(127);
+    kill_reap(&G.daemon, SIGKILL);
 }
 
 /* Which path did it take?  daemon_started says "... /proc sampling". */
-static void daemon_path(const struct paths *P, char *out, size_t len)
+static void daemon_path(char *out, size_t len)
 {
-    char *ev = read_text(P->event_log, 1 << 20);
+    char *ev = read_text(G.event_log, 1 << 20);
     snprintf(out, len, "?");
     if (ev && strstr(ev, "/proc sampling"))
         snprintf(out, len, "/proc");
@@ -725,9 +611,9 @@ static void daemon_path(const struct paths *P, char *out, size_t len)
 
 static void bench_daemon(struct result *r, const struct paths *P, int windows, double window_s)
 {
-    write_text(P->event_log, "");
-    write_text(P->daemon_log, "");
-    pid_t p = fork_daemon(P);
+    write_text(G.event_log, "");
+    write_text(G.daemon_log, "");
+    pid_t p = fork_daemon(P->daemon, G.conf, G.daemon_log, true);
     if (p < 0) {
         snprintf(r->d_why, sizeof(r->d_why), "fork: %s", strerror(errno));
         return;
@@ -743,7 +629,7 @@ static void bench_daemon(struct result *r, const struct paths *P, int windows, d
         nap_ms(50);
         if (daemon_exited()) {
             snprintf(r->d_why, sizeof(r->d_why), "the daemon exited during start-up");
-            print_daemon_log(P);
+            print_daemon_output(G.daemon_log);
             return;
         }
         d = read_daemon(p);
@@ -763,7 +649,7 @@ static void bench_daemon(struct result *r, const struct paths *P, int windows, d
             nap_ms(left_ms > 200 ? 200 : (long)left_ms + 1);
             if (daemon_exited()) {
                 snprintf(r->d_why, sizeof(r->d_why), "the daemon exited during a window");
-                print_daemon_log(P);
+                print_daemon_output(G.daemon_log);
                 return;
             }
         }
@@ -777,19 +663,12 @@ static void bench_daemon(struct result *r, const struct paths *P, int windows, d
     }
     r->d_hwm_mib = status_mib(p, "VmHWM:");
     daemon_stop();
-    daemon_path(P, r->d_path, sizeof(r->d_path));
+    daemon_path(r->d_path, sizeof(r->d_path));
     r->d_ok = !stopping && r->d_cpu.n == windows;
 }
 
 /* ------------------------------------------------------------------ */
 /* 4. ps                                                                */
-
-static double children_cpu_us(void)
-{
-    struct rusage r;
-    getrusage(RUSAGE_CHILDREN, &r);
-    return tv_us(r.ru_utime) + tv_us(r.ru_stime);
-}
 
 static int run_ps_once(double *cpu_us, long *lines)
 {
@@ -800,7 +679,7 @@ static int run_ps_once(double *cpu_us, long *lines)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
     char *argv[] = {(char *)"ps", (char *)"-eo", (char *)"pid,user,pcpu,rss,comm", NULL};
-    double a = children_cpu_us();
+    double a = rusage_us(RUSAGE_CHILDREN);
     pid_t pid;
     int rc = posix_spawnp(&pid, "ps", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -825,7 +704,7 @@ static int run_ps_once(double *cpu_us, long *lines)
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
-    *cpu_us = children_cpu_us() - a;
+    *cpu_us = rusage_us(RUSAGE_CHILDREN) - a;
     *lines = n_lines;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
@@ -1041,7 +920,7 @@ int main(void)
     /* The policy the daemon will run with, loaded the same way. */
     struct policy pol;
     struct errors errs = {0};
-    if (config_load(P.conf, true, &pol, &errs) < 0) {
+    if (config_load(G.conf, true, &pol, &errs) < 0) {
         printf("bench_sampler: the config does not load:\n");
         for (size_t i = 0; i < errs.count; i++)
             printf("  %s\n", errs.messages[i]);
@@ -1057,17 +936,15 @@ int main(void)
     struct rlimit nofile;
     getrlimit(RLIMIT_NOFILE, &nofile);
     long pid_max = read_long_file("/proc/sys/kernel/pid_max");
-    struct controller ctl[3] = {{"cpuacct", "", "", "", false},
-                                {"memory", "", "", "", false},
-                                {"pids", "", "", "", false}};
+    struct counter_root ctl[3] = {{"cpuacct", "", false}, {"memory", "", false}, {"pids", "", false}};
     for (int c = 0; c < 3; c++)
-        find_controller(&ctl[c]);
+        find_counter_root(&ctl[c]);
     struct utsname un;
     uname(&un);
     printf("bench_sampler: %s %s, %ld CPUs, HZ %ld, pid_max %ld, RLIMIT_NOFILE %llu/%llu\n",
            un.sysname, un.release, sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_CLK_TCK), pid_max,
            (unsigned long long)nofile.rlim_cur, (unsigned long long)nofile.rlim_max);
-    printf("  daemon %s, config %s (min_uid %u, %zu rules)\n", P.daemon, P.conf,
+    printf("  daemon %s, config %s (min_uid %u, %zu rules)\n", P.daemon, G.conf,
            (unsigned)pol.min_uid, pol.rules.count);
     for (int c = 0; c < 3; c++)
         printf("  v1 %-7s %s\n", ctl[c].name,

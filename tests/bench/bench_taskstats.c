@@ -26,50 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "benchutil.h"
 #include "taskstats.h"
 
 #define DRAIN_MS 100
-
-static long env_long(const char *name, long def, long min, long max)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (*end || x < min || x > max) {
-        fprintf(stderr, "bench_taskstats: ignoring %s=%s (want %ld..%ld)\n", name, v, min, max);
-        return def;
-    }
-    return x;
-}
-
-static double cpu_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void min_median(const double *v, int n, double out[2])
-{
-    double s[MAX_RUNS];
-    memcpy(s, v, (size_t)n * sizeof(double));
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
-    out[0] = s[0];
-    out[1] = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
 
 struct storm_result {
     double cpu_us, wall_us;
@@ -80,9 +42,7 @@ struct storm_result {
  * and its children's go back through the pipe. */
 static void storm(int exits, int out)
 {
-    struct rusage self0, kids0, self1, kids1;
-    getrusage(RUSAGE_SELF, &self0);
-    getrusage(RUSAGE_CHILDREN, &kids0);
+    double self0 = rusage_us(RUSAGE_SELF), kids0 = rusage_us(RUSAGE_CHILDREN);
     double start = wall_us();
     struct storm_result r = {0, 0, 0};
     for (int i = 0; i < exits && !stopping; i++) {
@@ -91,16 +51,11 @@ static void storm(int exits, int out)
             _exit(0);
         if (pid < 0)
             break;
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
+        reap(pid);
         r.made++;
     }
     r.wall_us = wall_us() - start;
-    getrusage(RUSAGE_SELF, &self1);
-    getrusage(RUSAGE_CHILDREN, &kids1);
-    r.cpu_us = tv_us(self1.ru_utime) - tv_us(self0.ru_utime) + tv_us(self1.ru_stime) -
-               tv_us(self0.ru_stime) + tv_us(kids1.ru_utime) - tv_us(kids0.ru_utime) +
-               tv_us(kids1.ru_stime) - tv_us(kids0.ru_stime);
+    r.cpu_us = rusage_us(RUSAGE_SELF) - self0 + rusage_us(RUSAGE_CHILDREN) - kids0;
     write_full(out, &r, sizeof(r));
     _exit(0);
 }
@@ -126,7 +81,7 @@ static int run_storm(int exits, struct taskstats_listener *t, struct storm_resul
     if (pipe(fds) < 0)
         return -1;
     uint64_t records_before = t ? t->records : 0;
-    double cpu_before = cpu_us();
+    double cpu_before = cpu_self_us();
     pid_t child = fork();
     if (child < 0)
         return -1;
@@ -147,15 +102,14 @@ static int run_storm(int exits, struct taskstats_listener *t, struct storm_resul
         if (t && taskstats_drain(t, count, &c))
             *lost = true;
     }
-    while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-        ;
+    reap(child);
     close(fds[0]);
     /* The last records: they were sent before the storm said it was done. */
     if (t) {
         nap_ms(DRAIN_MS);
         if (taskstats_drain(t, count, &c))
             *lost = true;
-        *listener_us = cpu_us() - cpu_before;
+        *listener_us = cpu_self_us() - cpu_before;
         *records = t->records - records_before;
         *ours = c.ours;
     }
@@ -225,10 +179,10 @@ int main(void)
         printf("bench_taskstats: no run completed\n");
         return 1;
     }
-    double a[2], b[2], c[2];
-    min_median(per_record, done, a);
-    min_median(with, done, b);
-    min_median(without, done, c);
+    double a[3], b[3], c[3];
+    min_med_max(per_record, done, a);
+    min_med_max(with, done, b);
+    min_med_max(without, done, c);
     printf("listener CPU per exit record drained: min %.2f us, median %.2f us (%d runs)\n", a[0],
            a[1], done);
     printf("storm CPU per process, listener subscribed: min %.1f us, median %.1f us\n", b[0], b[1]);

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,30 +23,12 @@
 #include "errors.h"
 #include "procfs.h"
 
-#ifndef TOP_SRCDIR
-#define TOP_SRCDIR "."
-#endif
-
 long read_long_file(const char *path)
 {
     char *t = read_text(path, 64);
     long v = t && *t ? strtol(t, NULL, 10) : NO_VALUE;
     free(t);
     return v;
-}
-
-long env_long(const char *name, long def, long min, long max)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (*end || x < min || x > max) {
-        fprintf(stderr, "bench: ignoring %s=%s (want %ld..%ld)\n", name, v, min, max);
-        return def;
-    }
-    return x;
 }
 
 /* ------------------------------------------------------------------ */
@@ -58,42 +39,6 @@ struct bench_state BD = {0, "", "", {{0}}, 0};
 const char *const ctl_names[C_COUNT] = {"cpu", "cpuacct", "memory", "pids"};
 
 struct controller ctl[C_COUNT];
-
-void find_controller(const char *name, struct controller *c)
-{
-    c->found = false;
-    FILE *f = fopen("/proc/self/mounts", "re");
-    char line[1024];
-    while (f && fgets(line, sizeof(line), f)) {
-        char dev[256], dir[256], type[64], opts[512];
-        if (sscanf(line, "%255s %255s %63s %511s", dev, dir, type, opts) == 4 &&
-            strcmp(type, "cgroup") == 0 && has_token(opts, name)) {
-            snprintf(c->mount, sizeof(c->mount), "%s", dir);
-            c->found = true;
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-    if (!c->found)
-        return;
-    c->found = false;
-    f = fopen("/proc/self/cgroup", "re");
-    while (f && fgets(line, sizeof(line), f)) {
-        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-        if (!b)
-            continue;
-        *b = '\0';
-        b[1 + strcspn(b + 1, "\n")] = '\0';
-        if (has_token(a + 1, name)) {
-            snprintf(c->own, sizeof(c->own), "%s", strcmp(b + 1, "/") == 0 ? "" : b + 1);
-            c->found = true;
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-}
 
 /* Where a daemon started by this process puts a relative cgroup_parent:
  * below this process's own cgroup, as cgroupfs_open does for its own. */
@@ -219,34 +164,6 @@ void remove_tmpdir(void)
     BD.tmpdir[0] = '\0';
 }
 
-void find_paths(struct paths *P)
-{
-    const char *src = getenv("LG_TOP_SRCDIR"), *build = getenv("LG_TOP_BUILDDIR");
-    char exe_top[1024] = "";
-    char exe[1024];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        /* TOP/tests/bench/bench_NAME */
-        exe[n] = '\0';
-        for (int up = 0; up < 3; up++) {
-            char *slash = strrchr(exe, '/');
-            if (slash)
-                *slash = '\0';
-        }
-        snprintf(exe_top, sizeof(exe_top), "%s", exe);
-    }
-    snprintf(P->srcdir, sizeof(P->srcdir), "%s", src && *src ? src : TOP_SRCDIR);
-    snprintf(P->builddir, sizeof(P->builddir), "%s",
-             build && *build ? build
-             : exe_top[0]    ? exe_top
-                             : P->srcdir);
-    snprintf(P->daemon, sizeof(P->daemon), "%s/daemon/loginguardd", P->builddir);
-    snprintf(P->main_conf, sizeof(P->main_conf), "%s/rules/loginguard.conf", P->srcdir);
-    snprintf(P->rules_dir, sizeof(P->rules_dir), "%s/rules/rules.d", P->srcdir);
-    snprintf(P->spin, sizeof(P->spin), "%s/tests/helpers/spin", P->builddir);
-    snprintf(P->renamer, sizeof(P->renamer), "%s/tests/helpers/renamer", P->builddir);
-}
-
 int copy_file(const char *from, const char *to, mode_t mode)
 {
     int in = open(from, O_RDONLY | O_CLOEXEC);
@@ -350,46 +267,22 @@ void daemon_stop(void)
     }
     if (BD.daemon > 0) {
         fprintf(stderr, "bench: the daemon ignored SIGTERM for 10 s; SIGKILL\n");
-        kill(BD.daemon, SIGKILL);
-        while (waitpid(BD.daemon, NULL, 0) < 0 && errno == EINTR)
-            ;
-        BD.daemon = 0;
+        kill_reap(&BD.daemon, SIGKILL);
     }
 }
 
 void print_daemon_log(const struct run_conf *R)
 {
-    char *t = read_text(R->daemon_log, 4000);
-    if (t && *t)
-        printf("  daemon output:\n%s\n", t);
-    free(t);
+    print_daemon_output(R->daemon_log);
 }
 
 /* Start loginguardd on R's config; wait for its daemon_started event. */
 int daemon_start(const struct paths *P, const struct run_conf *R)
 {
     remember_parent(R->parent);
-    pid_t bench = getpid();
-    pid_t p = fork();
+    pid_t p = fork_daemon(P->daemon, R->conf, R->daemon_log, true);
     if (p < 0)
         return -1;
-    if (p == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != bench)
-            _exit(0);
-        int in = open("/dev/null", O_RDONLY);
-        int out = open(R->daemon_log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (in < 0 || out < 0)
-            _exit(126);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(out, 2);
-        char *argv[] = {(char *)"loginguardd", (char *)"--foreground", (char *)"--config",
-                        (char *)R->conf, NULL};
-        execv(P->daemon, argv);
-        _exit(127);
-    }
     BD.daemon = p;
     setpgid(p, p);
     double start = wall_us();

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "benchutil.h"
 #include "policy.h"
 
 #define LOAD_BASE_UID 61000u /* the load's users; also the daemons' min_uid */
@@ -26,18 +27,11 @@ extern struct bench_state BD;
 
 #define NO_VALUE (-999999999L) /* a file that could not be read */
 long read_long_file(const char *path);
-long env_long(const char *name, long def, long min, long max);
 
 /* The v1 controllers the backend uses. */
 enum { C_CPU, C_CPUACCT, C_MEMORY, C_PIDS, C_COUNT };
 extern const char *const ctl_names[C_COUNT];
-struct controller {
-    char mount[256];
-    char own[512]; /* "" for the root */
-    bool found;
-};
 extern struct controller ctl[C_COUNT];
-void find_controller(const char *name, struct controller *c);
 /* Where a daemon started here puts a relative cgroup_parent, and a user's
  * cgroup below it. */
 void parent_dir(int c, const char *parent, char *buf, size_t len);
@@ -52,11 +46,6 @@ double parent_cpu_us(const char *parent);
 /* Processes in the cpuacct user-* directories below parent. */
 long count_adopted(const char *parent, int *groups);
 
-struct paths {
-    char srcdir[1024], builddir[1024];
-    char daemon[1100], main_conf[1100], rules_dir[1100], spin[1100], renamer[1100];
-};
-void find_paths(struct paths *P);
 int copy_file(const char *from, const char *to, mode_t mode);
 
 /* /tmp/lgbench-TAG.XXXXXX; 0 or -1. */

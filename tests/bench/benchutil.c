@@ -19,7 +19,13 @@
 #include "benchutil.h"
 #include "procfs.h"
 
+#ifndef TOP_SRCDIR
+#define TOP_SRCDIR "."
+#endif
+
 volatile sig_atomic_t stopping;
+
+static const char *bench_name = "bench";
 
 static void on_signal(int sig)
 {
@@ -28,6 +34,7 @@ static void on_signal(int sig)
 
 int bench_start(const char *name, const char *needs)
 {
+    bench_name = name;
     if (geteuid() != 0) {
         printf("%s: needs root (%s); skipped\n", name, needs);
         return SKIP;
@@ -47,6 +54,20 @@ int bench_start(const char *name, const char *needs)
     signal(SIGPIPE, SIG_IGN);
     setvbuf(stdout, NULL, _IOLBF, 0);
     return 0;
+}
+
+long env_long(const char *name, long def, long min, long max)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*end || x < min || x > max) {
+        fprintf(stderr, "%s: ignoring %s=%s (want %ld..%ld)\n", bench_name, name, v, min, max);
+        return def;
+    }
+    return x;
 }
 
 double tv_us(struct timeval t)
@@ -74,11 +95,21 @@ double cpu_self_us(void)
     return clock_us(CLOCK_PROCESS_CPUTIME_ID);
 }
 
-double cpu_self_children_us(void)
+double real_us(void)
+{
+    return clock_us(CLOCK_REALTIME);
+}
+
+double rusage_us(int who)
 {
     struct rusage r;
-    getrusage(RUSAGE_CHILDREN, &r);
-    return cpu_self_us() + tv_us(r.ru_utime) + tv_us(r.ru_stime);
+    getrusage(who, &r);
+    return tv_us(r.ru_utime) + tv_us(r.ru_stime);
+}
+
+double cpu_self_children_us(void)
+{
+    return cpu_self_us() + rusage_us(RUSAGE_CHILDREN);
 }
 
 double cpu_of_us(pid_t pid)
@@ -117,6 +148,81 @@ void nap_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL); /* a signal cuts it short: callers check stopping */
+}
+
+void reap(pid_t pid)
+{
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+}
+
+void kill_reap(pid_t *pid, int sig)
+{
+    if (*pid <= 0)
+        return;
+    kill(*pid, sig);
+    reap(*pid);
+    *pid = 0;
+}
+
+pid_t fork_daemon(const char *daemon, const char *conf, const char *output, bool own_group)
+{
+    pid_t bench = getpid();
+    pid_t p = fork();
+    if (p != 0)
+        return p;
+    if (own_group)
+        setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != bench)
+        _exit(0);
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(output, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (in < 0 || out < 0)
+        _exit(126);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(out, 2);
+    char *argv[] = {(char *)"loginguardd", (char *)"--foreground", (char *)"--config",
+                    (char *)conf, NULL};
+    execv(daemon, argv);
+    _exit(127);
+}
+
+void print_daemon_output(const char *output)
+{
+    char *t = read_text(output, 4000);
+    if (t && *t)
+        printf("  daemon output:\n%s\n", t);
+    free(t);
+}
+
+void find_paths(struct paths *P)
+{
+    const char *src = getenv("LG_TOP_SRCDIR"), *build = getenv("LG_TOP_BUILDDIR");
+    char exe_top[1024] = "";
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        /* TOP/tests/bench/bench_NAME */
+        exe[n] = '\0';
+        for (int up = 0; up < 3; up++) {
+            char *slash = strrchr(exe, '/');
+            if (slash)
+                *slash = '\0';
+        }
+        snprintf(exe_top, sizeof(exe_top), "%s", exe);
+    }
+    snprintf(P->srcdir, sizeof(P->srcdir), "%s", src && *src ? src : TOP_SRCDIR);
+    snprintf(P->builddir, sizeof(P->builddir), "%s",
+             build && *build ? build
+             : exe_top[0]    ? exe_top
+                             : P->srcdir);
+    snprintf(P->daemon, sizeof(P->daemon), "%s/daemon/loginguardd", P->builddir);
+    snprintf(P->main_conf, sizeof(P->main_conf), "%s/rules/loginguard.conf", P->srcdir);
+    snprintf(P->rules_dir, sizeof(P->rules_dir), "%s/rules/rules.d", P->srcdir);
+    snprintf(P->spin, sizeof(P->spin), "%s/tests/helpers/spin", P->builddir);
+    snprintf(P->renamer, sizeof(P->renamer), "%s/tests/helpers/renamer", P->builddir);
 }
 
 ssize_t read_full(int fd, void *buf, size_t len)
@@ -187,10 +293,20 @@ double machine_busy_us(void)
     return busy * 1e6 / (double)sysconf(_SC_CLK_TCK);
 }
 
-static int by_value(const void *a, const void *b)
+int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+void min_med_max(const double *v, int n, double out[3])
+{
+    double s[MAX_RUNS];
+    memcpy(s, v, (size_t)n * sizeof(double));
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    out[0] = s[0];
+    out[1] = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    out[2] = s[n - 1];
 }
 
 void runs_add(struct runs *r, double v)
@@ -205,7 +321,7 @@ static double runs_at(const struct runs *r, int which)
         return 0;
     double s[MAX_RUNS];
     memcpy(s, r->v, (size_t)r->n * sizeof(double));
-    qsort(s, (size_t)r->n, sizeof(double), by_value);
+    qsort(s, (size_t)r->n, sizeof(double), cmp_double);
     if (which < 0)
         return s[0];
     if (which > 0)
@@ -298,6 +414,42 @@ bool has_token(const char *list, const char *word)
         p = end + 1;
     }
     return false;
+}
+
+void find_controller(const char *name, struct controller *c)
+{
+    c->found = false;
+    FILE *f = fopen("/proc/self/mounts", "re");
+    char line[1024];
+    while (f && fgets(line, sizeof(line), f)) {
+        char dev[256], dir[256], type[64], opts[512];
+        if (sscanf(line, "%255s %255s %63s %511s", dev, dir, type, opts) == 4 &&
+            strcmp(type, "cgroup") == 0 && has_token(opts, name)) {
+            snprintf(c->mount, sizeof(c->mount), "%s", dir);
+            c->found = true;
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    if (!c->found)
+        return;
+    c->found = false;
+    f = fopen("/proc/self/cgroup", "re");
+    while (f && fgets(line, sizeof(line), f)) {
+        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+        if (!b)
+            continue;
+        *b = '\0';
+        b[1 + strcspn(b + 1, "\n")] = '\0';
+        if (has_token(a + 1, name)) {
+            snprintf(c->own, sizeof(c->own), "%s", strcmp(b + 1, "/") == 0 ? "" : b + 1);
+            c->found = true;
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
 }
 
 /* ------------------------------------------------------------------ */
@@ -454,8 +606,7 @@ static void nursery_churn_once(const struct ncmd *c, int cmd_fd, int reply_fd)
         if (kids[i].pid <= 0)
             continue;
         kill(kids[i].pid, SIGKILL);
-        while (waitpid(kids[i].pid, NULL, 0) < 0 && errno == EINTR)
-            ;
+        reap(kids[i].pid);
         kids[i].pid = 0;
     }
     int ready[2];
@@ -478,8 +629,7 @@ static void nursery_churn_once(const struct ncmd *c, int cmd_fd, int reply_fd)
             _exit(0);
         }
         if (p > 0)
-            while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
-                ;
+            reap(p);
     }
     close(ready[1]);
     wait_ready(ready[0], r.made);
@@ -649,8 +799,7 @@ void nursery_stop(void)
     write_full(nursery.cmd_fd, &c, sizeof(c));
     close(nursery.cmd_fd);
     close(nursery.reply_fd);
-    while (waitpid(nursery.pid, NULL, 0) < 0 && errno == EINTR)
-        ;
+    reap(nursery.pid);
     nursery.pid = 0;
 }
 

@@ -20,6 +20,11 @@ extern volatile sig_atomic_t stopping;
  * ignore SIGPIPE, buffer output by line.  0, or SKIP after saying why. */
 int bench_start(const char *name, const char *needs);
 
+/* The number in environment variable name, or def when it is unset or
+ * empty; a value that is not a number in min..max is ignored, with a
+ * word on stderr under bench_start's name. */
+long env_long(const char *name, long def, long min, long max);
+
 struct proc_stat;
 /* /proc/PID/stat parsed into st; its text stays in buf (for fields the
  * parser leaves out).  false if the process is gone. */
@@ -27,6 +32,10 @@ bool bench_read_stat(pid_t pid, struct proc_stat *st, char *buf, size_t len);
 
 double tv_us(struct timeval t);
 double wall_us(void);
+/* The time of day, usec since the epoch (to compare with events' times). */
+double real_us(void);
+/* User + system time of RUSAGE_SELF or RUSAGE_CHILDREN (those reaped), usec. */
+double rusage_us(int who);
 /* CPU time (user + system, every thread) of this process, usec. */
 double cpu_self_us(void);
 /* ... of this process and its reaped children. */
@@ -39,12 +48,41 @@ double cpu_with_reaped_us(pid_t pid);
 /* The sum for a list of processes (those gone count 0). */
 double cpu_of_list_us(const pid_t *pids, int n);
 void nap_ms(long ms);
+/* Wait for a child to end (through EINTR). */
+void reap(pid_t pid);
+/* Send sig to *pid, reap it, and set *pid to 0; nothing when *pid <= 0. */
+void kill_reap(pid_t *pid, int sig);
+/* Fork loginguardd (the program daemon) on conf, its stdout and stderr
+ * appended to output, stdin /dev/null; it gets SIGTERM when this process
+ * dies.  own_group: in a process group of its own.  The child's pid, or
+ * -1 (fork's errno). */
+pid_t fork_daemon(const char *daemon, const char *conf, const char *output, bool own_group);
+/* "  daemon output:" and the start of the file it wrote, if any. */
+void print_daemon_output(const char *output);
+
+/* The source and build trees (LG_TOP_SRCDIR, LG_TOP_BUILDDIR; else the
+ * configured source tree and the tree this program was built in) and
+ * what the benchmarks take from them. */
+struct paths {
+    char srcdir[1024], builddir[1024];
+    char daemon[1100], main_conf[1100], rules_dir[1100], spin[1100], renamer[1100];
+};
+void find_paths(struct paths *P);
 ssize_t read_full(int fd, void *buf, size_t len);
 int write_full(int fd, const void *buf, size_t len);
 char *read_text(const char *path, size_t max);
 int write_text(const char *path, const char *text);
 double machine_busy_us(void);
 bool has_token(const char *list, const char *word);
+
+/* A cgroup v1 controller: where it is mounted and this process's cgroup
+ * in it (/proc/self/mounts, /proc/self/cgroup). */
+struct controller {
+    char mount[256];
+    char own[512]; /* "" for the root */
+    bool found;
+};
+void find_controller(const char *name, struct controller *c);
 
 /* Repeated measurements of one figure: the minimum is what the code
  * costs with the least interference, the median what it typically costs
@@ -58,6 +96,11 @@ void runs_add(struct runs *r, double v);
 double runs_min(const struct runs *r);
 double runs_median(const struct runs *r);
 double runs_max(const struct runs *r);
+/* For qsort: doubles, ascending. */
+int cmp_double(const void *a, const void *b);
+/* min, median and max of n values (1 <= n <= MAX_RUNS), for a caller
+ * that keeps its values in an array of its own. */
+void min_med_max(const double *v, int n, double out[3]);
 
 /* The rest of the machine while a figure is measured: its busy time less
  * the benchmark's own (the caller says how much CPU everything of its own

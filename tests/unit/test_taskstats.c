@@ -130,18 +130,44 @@ static int feed(struct taskstats_listener *t, const struct dgram *d, uint32_t se
     return taskstats_feed(t, d->bytes, d->len, sender, collect, s);
 }
 
+/* One thread's record in a datagram of its own, from the kernel. */
+static int feed_thread(struct taskstats_listener *t, const struct thread *th, bool with_group,
+                       struct seen *s)
+{
+    struct dgram d = {0};
+    add_thread(&d, th, with_group);
+    return feed(t, &d, 0, s);
+}
+
+/* The first n bytes of d from a buffer of just that size: a read past
+ * them is one ASan sees. */
+static void feed_exactly(struct taskstats_listener *t, const struct dgram *d, size_t n,
+                         struct seen *s)
+{
+    unsigned char *copy = malloc(n ? n : 1);
+    memcpy(copy, d->bytes, n);
+    taskstats_feed(t, copy, n, 0, collect, s);
+    free(copy);
+}
+
+/* A message that is only a netlink header (NLMSG_NOOP, NLMSG_OVERRUN). */
+static void add_bare(struct dgram *d, uint16_t type)
+{
+    struct nlmsghdr nh = {.nlmsg_len = NLMSG_HDRLEN, .nlmsg_type = type};
+    memcpy(d->bytes + d->len, &nh, sizeof(nh));
+    d->len += NLMSG_HDRLEN;
+}
+
 /* A single-threaded process: one record, handed over as it is. */
 static void test_one_process(void **state)
 {
     (void)state;
     struct taskstats_listener t;
     taskstats_init(&t, FAMILY);
-    struct dgram d = {0};
     struct thread th = {.pid = 5000, .tgid = 5000, .ppid = 4000, .uid = 1234, .last = true,
                         .cpu_usec = 300000, .age_usec = 2500000, .comm = "make"};
-    add_thread(&d, &th, false);
     struct seen s = {0};
-    assert_int_equal(feed(&t, &d, 0, &s), 0);
+    assert_int_equal(feed_thread(&t, &th, false, &s), 0);
     assert_int_equal(s.count, 1);
     const struct ts_exit *e = &s.exits[0];
     assert_int_equal(e->tgid, 5000);
@@ -272,18 +298,14 @@ static void test_pid_reuse_starts_a_new_sum(void **state)
     struct taskstats_listener t;
     taskstats_init(&t, FAMILY);
     struct seen s = {0};
-    struct dgram d = {0};
     struct thread old = {.pid = 7001, .tgid = 7000, .uid = 1000, .cpu_usec = 900000,
                          .group_age_usec = 60000000, .age_usec = 60000000};
-    add_thread(&d, &old, false);
-    feed(&t, &d, 0, &s);
+    feed_thread(&t, &old, false, &s);
     assert_int_equal(t.group_count, 1);
 
     struct thread fresh = {.pid = 7000, .tgid = 7000, .uid = 2000, .last = true,
                            .cpu_usec = 1000, .age_usec = 3000};
-    struct dgram e = {0};
-    add_thread(&e, &fresh, false);
-    feed(&t, &e, 0, &s);
+    feed_thread(&t, &fresh, false, &s);
     assert_int_equal(s.count, 1);
     assert_int_equal(s.exits[0].cpu_usec, 1000);
     assert_int_equal(s.exits[0].threads, 1);
@@ -331,9 +353,7 @@ static void test_foreign_messages_are_rejected(void **state)
     add_message(&d, FAMILY, &ts, V16_LEN, false);
     struct genlmsghdr gh = {.cmd = TASKSTATS_CMD_GET};
     memcpy(d.bytes + at + NLMSG_HDRLEN, &gh, sizeof(gh));
-    struct nlmsghdr noop = {.nlmsg_len = NLMSG_HDRLEN, .nlmsg_type = NLMSG_NOOP};
-    memcpy(d.bytes + d.len, &noop, sizeof(noop));
-    d.len += NLMSG_HDRLEN;
+    add_bare(&d, NLMSG_NOOP);
     struct seen s = {0};
     feed(&t, &d, 0, &s);
     assert_int_equal(s.count, 0);
@@ -468,11 +488,8 @@ static void test_every_truncation(void **state)
     for (size_t n = 0; n <= d.len; n++) {
         struct taskstats_listener t;
         taskstats_init(&t, FAMILY);
-        unsigned char *copy = malloc(n ? n : 1);
-        memcpy(copy, d.bytes, n);
         struct seen s = {0};
-        taskstats_feed(&t, copy, n, 0, collect, &s);
-        free(copy);
+        feed_exactly(&t, &d, n, &s);
         assert_int_equal(s.count, n == d.len ? 1 : 0);
         assert_int_equal(t.rejected, n == 0 || n == d.len ? 0 : 1);
         taskstats_close(&t);
@@ -506,10 +523,7 @@ static void test_every_struct_length(void **state)
             struct taskstats_listener t;
             taskstats_init(&t, FAMILY);
             struct seen s = {0};
-            unsigned char *copy = malloc(d.len);
-            memcpy(copy, d.bytes, d.len);
-            taskstats_feed(&t, copy, d.len, 0, collect, &s);
-            free(copy);
+            feed_exactly(&t, &d, d.len, &s);
             if (s.count != (len >= cases[c].need ? 1u : 0u))
                 fail_msg("version %u, %zu bytes: %zu exits", cases[c].version, len, s.count);
             taskstats_close(&t);
@@ -574,23 +588,19 @@ static void test_the_table_is_bounded(void **state)
     taskstats_init(&t, FAMILY);
     struct seen s = {0};
     for (pid_t g = 0; g <= TS_GROUPS_MAX; g++) {
-        struct dgram d = {0};
         struct thread th = {.pid = 100000 + g * 2 + 1, .tgid = 100000 + g * 2, .uid = 1000,
                             .cpu_usec = 10, .age_usec = 1000000};
-        add_thread(&d, &th, false);
-        feed(&t, &d, 0, &s);
+        feed_thread(&t, &th, false, &s);
     }
     assert_int_equal(t.group_count, TS_GROUPS_MAX);
     assert_int_equal(t.dropped, 1);
     assert_int_equal(s.count, 0);
     size_t whole = 0;
     for (pid_t g = TS_GROUPS_MAX; g >= 0; g--) {
-        struct dgram d = {0};
         struct thread th = {.pid = 100000 + g * 2, .tgid = 100000 + g * 2, .uid = 1000,
                             .last = true, .cpu_usec = 1, .age_usec = 1000000};
-        add_thread(&d, &th, true);
         s.count = 0;
-        feed(&t, &d, 0, &s);
+        feed_thread(&t, &th, true, &s);
         assert_int_equal(s.count, 1);
         assert_int_equal(s.exits[0].cpu_usec, g == TS_GROUPS_MAX ? 1 : 11);
         whole += s.exits[0].threads == 2;
@@ -612,21 +622,17 @@ static void test_sums_survive_any_order_of_ends(void **state)
     struct seen s = {0};
     enum { GROUPS = 2000 };
     for (int g = 0; g < GROUPS; g++) {
-        struct dgram d = {0};
         struct thread th = {.pid = 300001 + g * 64, .tgid = 300000 + g * 64, .uid = 1000,
                             .cpu_usec = 10, .age_usec = 1000000};
-        add_thread(&d, &th, false);
-        feed(&t, &d, 0, &s);
+        feed_thread(&t, &th, false, &s);
     }
     assert_int_equal(t.group_count, GROUPS);
     for (int k = 0; k < GROUPS; k++) {
         int g = (k * 7919) % GROUPS; /* every group once, scattered */
-        struct dgram d = {0};
         struct thread th = {.pid = 300000 + g * 64, .tgid = 300000 + g * 64, .uid = 1000,
                             .last = true, .cpu_usec = 1, .age_usec = 1000000};
-        add_thread(&d, &th, true);
         s.count = 0;
-        feed(&t, &d, 0, &s);
+        feed_thread(&t, &th, true, &s);
         assert_int_equal(s.count, 1);
         if (s.exits[0].threads != 2)
             fail_msg("group %d ended without its sum", g);
@@ -641,24 +647,20 @@ static void test_sums_survive_any_order_of_ends(void **state)
     uint32_t x = 12345;
     for (int k = 0; k < 20000; k++) {
         int slot = k % 30;
-        struct dgram d = {0};
         if (live_groups[slot]) {
             struct thread th = {.pid = live_groups[slot], .tgid = live_groups[slot], .uid = 1000,
                                 .last = true, .cpu_usec = 1, .age_usec = 1000000};
-            add_thread(&d, &th, true);
             s.count = 0;
-            feed(&t, &d, 0, &s);
+            feed_thread(&t, &th, true, &s);
             assert_int_equal(s.count, 1);
             if (s.exits[0].threads != 2)
                 fail_msg("step %d: group %d ended without its sum", k, (int)live_groups[slot]);
         }
         x = x * 1103515245u + 12345u;
         live_groups[slot] = (pid_t)(1000 + (x >> 9) % 4000000) & ~1;
-        struct dgram e = {0};
         struct thread th = {.pid = live_groups[slot] + 1, .tgid = live_groups[slot], .uid = 1000,
                             .cpu_usec = 10, .age_usec = 1000000};
-        add_thread(&e, &th, false);
-        feed(&t, &e, 0, &s);
+        feed_thread(&t, &th, false, &s);
     }
     assert_int_equal(t.group_slots, 64);
     taskstats_close(&t);
@@ -677,18 +679,14 @@ static void test_an_overrun_forgets_the_sums(void **state)
     struct thread worker = {.pid = 7001, .tgid = 7000, .uid = 1000, .cpu_usec = 500000,
                             .age_usec = 1000000};
     add_thread(&d, &worker, false);
-    struct nlmsghdr nh = {.nlmsg_len = NLMSG_HDRLEN, .nlmsg_type = NLMSG_OVERRUN};
-    memcpy(d.bytes + d.len, &nh, sizeof(nh));
-    d.len += NLMSG_HDRLEN;
+    add_bare(&d, NLMSG_OVERRUN);
     assert_int_equal(feed(&t, &d, 0, &s), 1);
     assert_int_equal(t.overruns, 1);
     assert_int_equal(t.stale, 1);
     assert_int_equal(t.group_count, 0);
-    struct dgram e = {0};
     struct thread last = {.pid = 7000, .tgid = 7000, .uid = 1000, .last = true, .cpu_usec = 1000,
                           .age_usec = 1000000};
-    add_thread(&e, &last, true);
-    assert_int_equal(feed(&t, &e, 0, &s), 0);
+    assert_int_equal(feed_thread(&t, &last, true, &s), 0);
     assert_int_equal(s.count, 1);
     assert_int_equal(s.exits[0].cpu_usec, 1000);
     assert_int_equal(s.exits[0].threads, 1);

@@ -12,7 +12,4 @@
 
 void config_dump(FILE *out, const struct policy *p, const struct config_origins *o);
 
-/* Only the settings, without any comment. */
-void config_dump_settings(FILE *out, const struct policy *p);
-
 #endif

@@ -89,7 +89,7 @@ static void print_levels(FILE *out, const struct policy *p)
 }
 
 /* Sections in the order of the key table, [level N] for each level. */
-static void config_dump_settings(FILE *out, const struct policy *p)
+void config_dump_settings(FILE *out, const struct policy *p)
 {
     const char *section = NULL;
     for (const struct config_key *k = config_keys; k->section; k++) {

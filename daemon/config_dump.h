@@ -12,4 +12,7 @@
 
 void config_dump(FILE *out, const struct policy *p, const struct config_origins *o);
 
+/* Only the settings, without a comment and without reading a directory. */
+void config_dump_settings(FILE *out, const struct policy *p);
+
 #endif

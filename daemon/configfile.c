@@ -11,74 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config_keys.h"
 #include "configfile.h"
 #include "files.h"
 #include "units.h"
 #include "util.h"
-
-enum value_type {
-    T_DURATION, T_SIZE, T_CORES, T_COUNT, T_UID, T_BOOL, T_STRING, T_PATH, T_LIST,
-    T_MODE, T_BACKEND, T_NAME,
-};
-
-struct key {
-    const char *section;   /* "level" stands for every [level N] */
-    const char *name;
-    enum value_type type;
-    size_t offset;         /* into struct policy, or struct level for "level" */
-    size_t size;           /* for T_NAME: the buffer size */
-};
-
-#define P(field) offsetof(struct policy, field)
-#define L(field) offsetof(struct level, field)
-
-static const struct key keys[] = {
-    {"daemon", "mode", T_MODE, P(mode), 0},
-    {"daemon", "sample_interval", T_DURATION, P(sample_interval), 0},
-    {"daemon", "scan_interval", T_DURATION, P(scan_interval), 0},
-    {"daemon", "proc_connector", T_BOOL, P(proc_connector), 0},
-    {"daemon", "min_uid", T_UID, P(min_uid), 0},
-    {"daemon", "admin_group", T_STRING, P(admin_group), 0},
-    {"daemon", "event_log", T_PATH, P(event_log), 0},
-    {"daemon", "state_dir", T_PATH, P(state_dir), 0},
-    {"daemon", "control_socket", T_PATH, P(control_socket), 0},
-    {"daemon", "rules_dirs", T_LIST, P(rules_dirs), 0},
-    {"daemon", "backend", T_BACKEND, P(backend), 0},
-    {"daemon", "cgroup_parent", T_STRING, P(cgroup_parent), 0},
-    {"daemon", "stop_grace", T_DURATION, P(stop_grace), 0},
-    {"daemon", "events_per_user", T_COUNT, P(events_per_user), 0},
-    {"daemon", "events_interval", T_DURATION, P(events_interval), 0},
-    {"share", "cpu", T_CORES, P(share_cpu), 0},
-    {"share", "memory", T_SIZE, P(share_memory), 0},
-    {"share", "tasks", T_COUNT, P(share_tasks), 0},
-    {"violation", "cpu", T_CORES, P(violation_cpu), 0},
-    {"violation", "memory", T_SIZE, P(violation_memory), 0},
-    {"violation", "window", T_DURATION, P(window), 0},
-    {"violation", "decay", T_DURATION, P(decay), 0},
-    {"violation", "memory_pressure", T_COUNT, P(memory_pressure), 0},
-    {"classes", "compute_cpu", T_CORES, P(compute_cpu), 0},
-    {"classes", "compute_grace", T_DURATION, P(compute_grace), 0},
-    {"classes", "exempt_cpu", T_CORES, P(exempt_cpu), 0},
-    {"classes", "exempt_memory", T_SIZE, P(exempt_memory), 0},
-    {"exempt", "users", T_LIST, P(exempt_users), 0},
-    {"exempt", "groups", T_LIST, P(exempt_groups), 0},
-    {"level", "name", T_NAME, L(name), sizeof(((struct level *)0)->name)},
-    {"level", "cpu", T_CORES, L(cpu), 0},
-    {"level", "memory", T_SIZE, L(memory), 0},
-    {"level", "stop", T_BOOL, L(stop), 0},
-    {"level", "duration", T_DURATION, L(duration), 0},
-    {"notify", "channels", T_LIST, P(channels), 0},
-    {"notify", "batch_partition", T_STRING, P(batch_partition), 0},
-    {"notify", "interactive_partition", T_STRING, P(interactive_partition), 0},
-    {"notify", "docs_url", T_STRING, P(docs_url), 0},
-    {"notify", "sendmail", T_STRING, P(sendmail), 0},
-    {"notify", "email_domain", T_STRING, P(email_domain), 0},
-    {"notify", "email_from", T_STRING, P(email_from), 0},
-    {"notify", "rate_limit", T_DURATION, P(rate_limit), 0},
-    {"notify", "in_observe", T_BOOL, P(notify_in_observe), 0},
-    {"notify", "notices_dirs", T_LIST, P(notices_dirs), 0},
-    {NULL, NULL, 0, 0, 0},
-};
 
 static const char *const sections[] = {"daemon", "share", "violation", "classes",
                                        "exempt", "level N", "notify", NULL};
@@ -139,7 +76,7 @@ static int set_enum(const char *value, const char *const *names, int *out, const
     return -1;
 }
 
-static int set_value(void *base, const struct key *k, const char *value, struct cursor *c)
+static int set_value(void *base, const struct config_key *k, const char *value, struct cursor *c)
 {
     static const char *const modes[] = {"observe", "enforce", NULL};
     static const char *const backends[] = {"auto", "systemd", "cgroupfs", NULL};
@@ -216,7 +153,43 @@ static int set_value(void *base, const struct key *k, const char *value, struct 
 struct parse_state {
     bool main_file;
     bool ladder_replaced;
+    struct config_origins *origins; /* NULL: not traced */
 };
+
+static void set_origin(struct config_origin *o, const char *file, unsigned line,
+                       const char *note)
+{
+    free(o->file);
+    o->file = file ? xstrdup(file) : NULL;
+    o->line = line;
+    o->note = note;
+}
+
+static void note_origin(struct parse_state *st, const struct cursor *c,
+                        const struct config_key *k, const char *note)
+{
+    if (!st->origins)
+        return;
+    size_t i = (size_t)(k - config_keys);
+    bool level = strcmp(k->section, "level") == 0;
+    set_origin(level ? &st->origins->levels[c->level - 1][i] : &st->origins->keys[i], c->path,
+               c->line, note);
+}
+
+/* A level that a [level N] header makes holds defaults of its own. */
+static void note_new_level(struct parse_state *st, const struct cursor *c)
+{
+    for (const struct config_key *k = config_keys; k->section; k++)
+        if (strcmp(k->section, "level") == 0)
+            note_origin(st, c, k, "a new level's default");
+}
+
+static void forget_ladder_origins(struct parse_state *st)
+{
+    for (size_t l = 0; st->origins && l < MAX_LEVELS; l++)
+        for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
+            set_origin(&st->origins->levels[l][i], NULL, 0, NULL);
+}
 
 static int enter_section(const char *name, struct cursor *c, struct policy *p,
                          struct parse_state *st)
@@ -233,16 +206,18 @@ static int enter_section(const char *name, struct cursor *c, struct policy *p,
             st->ladder_replaced = true;
             memset(p->levels, 0, sizeof(p->levels));
             p->level_count = 0;
+            forget_ladder_origins(st);
         }
+        copy_string(c->section, sizeof(c->section), "level");
+        c->level = n;
         struct level *l = &p->levels[n - 1];
         if (l->name[0] == '\0') {
             snprintf(l->name, sizeof(l->name), "level %d", n);
             l->duration = 15 * 60 * USEC_PER_SEC;
+            note_new_level(st, c);
         }
         if ((size_t)n > p->level_count)
             p->level_count = (size_t)n;
-        copy_string(c->section, sizeof(c->section), "level");
-        c->level = n;
         return 0;
     }
     for (int i = 0; sections[i]; i++) {
@@ -258,25 +233,17 @@ static int enter_section(const char *name, struct cursor *c, struct policy *p,
     return -1;
 }
 
-static const struct key *find_key(const char *section, const char *name)
-{
-    for (const struct key *k = keys; k->section; k++)
-        if (strcmp(k->section, section) == 0 && strcmp(k->name, name) == 0)
-            return k;
-    return NULL;
-}
-
 static void unknown_key(const char *name, struct cursor *c)
 {
     char known[512] = "";
-    for (const struct key *k = keys; k->section; k++) {
+    for (const struct config_key *k = config_keys; k->section; k++) {
         if (strcmp(k->section, c->section) != 0)
             continue;
         strncat(known, known[0] ? ", " : "", sizeof(known) - strlen(known) - 1);
         strncat(known, k->name, sizeof(known) - strlen(known) - 1);
     }
-    const struct key *elsewhere = NULL;
-    for (const struct key *k = keys; k->section; k++)
+    const struct config_key *elsewhere = NULL;
+    for (const struct config_key *k = config_keys; k->section; k++)
         if (strcmp(k->name, name) == 0)
             elsewhere = k;
     if (elsewhere)
@@ -318,13 +285,14 @@ static void parse_line(char *line, struct cursor *c, struct policy *p, struct pa
     }
     if (strcmp(c->section, "?") == 0)
         return; /* already reported the section */
-    const struct key *k = find_key(c->section, name);
+    const struct config_key *k = config_key_find(c->section, name);
     if (!k) {
         unknown_key(name, c);
         return;
     }
     void *base = strcmp(k->section, "level") == 0 ? (void *)&p->levels[c->level - 1] : (void *)p;
-    set_value(base, k, value, c);
+    if (set_value(base, k, value, c) == 0)
+        note_origin(st, c, k, NULL);
 }
 
 /* The lines of f, named path in errors. */
@@ -333,6 +301,11 @@ static int parse_stream(FILE *f, const char *path, struct policy *p, struct pars
 {
     size_t before = errs->count;
     struct cursor c = {.path = path, .errs = errs};
+    struct config_origins *o = st->origins;
+    if (o) {
+        o->files = xreallocarray(o->files, o->file_count + 1, sizeof(*o->files));
+        o->files[o->file_count++] = xstrdup(path);
+    }
     char *buf = NULL;
     size_t cap = 0;
     ssize_t n;
@@ -438,10 +411,46 @@ static bool any_directory(const struct name_list *dirs)
     return false;
 }
 
+void config_origins_free(struct config_origins *o)
+{
+    for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
+        free(o->keys[i].file);
+    for (size_t l = 0; l < MAX_LEVELS; l++)
+        for (size_t i = 0; i < CONFIG_KEY_COUNT; i++)
+            free(o->levels[l][i].file);
+    for (size_t i = 0; i < o->file_count; i++)
+        free(o->files[i]);
+    free(o->files);
+    memset(o, 0, sizeof(*o));
+}
+
+/* The default of a directory list: beside the config file, then the
+ * shipped one. */
+static void default_dirs(struct name_list *dirs, const char *path, const char *name,
+                         const char *shipped, struct parse_state *st, const char *section,
+                         const char *key)
+{
+    if (dirs->count > 0)
+        return;
+    dirs->names[dirs->count++] = sibling(path, name);
+    dirs->names[dirs->count++] = xstrdup(shipped);
+    if (st->origins)
+        set_origin(&st->origins->keys[config_key_find(section, key) - config_keys], NULL, 0,
+                   "built-in default: beside the config file, then the shipped one");
+}
+
 int config_load(const char *path, bool must_exist, struct policy *out, struct errors *errs)
 {
+    return config_load_traced(path, must_exist, out, NULL, errs);
+}
+
+int config_load_traced(const char *path, bool must_exist, struct policy *out,
+                       struct config_origins *origins, struct errors *errs)
+{
     size_t before = errs->count;
-    struct parse_state st = {0};
+    struct parse_state st = {.origins = origins};
+    if (origins)
+        memset(origins, 0, sizeof(*origins));
     policy_init_defaults(out);
 
     st.main_file = true;
@@ -457,15 +466,11 @@ int config_load(const char *path, bool must_exist, struct policy *out, struct er
     file_list_free(&files);
     free(dropins);
 
-    if (out->rules_dirs.count == 0) {
-        out->rules_dirs.names[out->rules_dirs.count++] = sibling(path, "rules.d");
-        out->rules_dirs.names[out->rules_dirs.count++] = xstrdup(PKGDATADIR "/rules.d");
-    }
+    default_dirs(&out->rules_dirs, path, "rules.d", PKGDATADIR "/rules.d", &st, "daemon",
+                 "rules_dirs");
     rules_load_dirs(&out->rules, out->rules_dirs.names, out->rules_dirs.count, errs);
-    if (out->notices_dirs.count == 0) {
-        out->notices_dirs.names[out->notices_dirs.count++] = sibling(path, "notices");
-        out->notices_dirs.names[out->notices_dirs.count++] = xstrdup(PKGDATADIR "/notices");
-    }
+    default_dirs(&out->notices_dirs, path, "notices", PKGDATADIR "/notices", &st, "notify",
+                 "notices_dirs");
     /* No template directory at all is a build tree or a broken install,
      * not an admin's mistake: the daemon says so at start and sends no
      * notices.  A directory that is there must be right. */

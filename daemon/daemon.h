@@ -24,6 +24,7 @@ struct options {
     bool foreground;       /* stay attached, print events to the terminal */
     bool force_observe;
     bool check_only;
+    bool dump;             /* with check_only: print the policy in effect */
     bool release_on_exit;  /* lift every limit when stopping */
 };
 

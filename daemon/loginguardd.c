@@ -10,6 +10,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "config_dump.h"
 #include "configfile.h"
 #include "daemon.h"
 
@@ -27,6 +28,8 @@ static void usage(FILE *out)
             "  -r, --release-on-exit  lift every limit when stopping (default: limits\n"
             "                       and state stay, so a restart changes nothing)\n"
             "  -n, --check-config   check the config and rules, print errors, exit 0 or 1\n"
+            "      --dump           with --check-config: print the policy in effect as a\n"
+            "                       loginguard.conf, with where each value came from\n"
             "  -V, --version        print the version\n"
             "  -h, --help           this text\n\n"
             "Signals: SIGHUP reloads the config (an invalid one is reported and the\n"
@@ -68,7 +71,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'}, {"foreground", no_argument, NULL, 'f'},
         {"observe", no_argument, NULL, 'o'},      {"check-config", no_argument, NULL, 'n'},
-        {"release-on-exit", no_argument, NULL, 'r'},
+        {"release-on-exit", no_argument, NULL, 'r'}, {"dump", no_argument, NULL, 'D'},
         {"version", no_argument, NULL, 'V'},      {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -91,6 +94,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
             break;
         case 'r':
             opt->release_on_exit = true;
+            break;
+        case 'D':
+            opt->check_only = opt->dump = true;
             break;
         case 'V':
             printf("loginguardd %s\n", PACKAGE_VERSION);
@@ -125,11 +131,46 @@ static int check_config(struct daemon *d)
     return 0;
 }
 
+/* --check-config --dump: the errors as --check-config prints them, or
+ * else the policy. */
+static int dump_config(struct daemon *d)
+{
+    struct policy p;
+    struct config_origins origins;
+    struct errors errs = {0};
+    int rc = config_load_traced(d->opt.config_path, d->opt.config_given, &p, &origins, &errs);
+    for (size_t i = 0; i < errs.count; i++)
+        fprintf(stderr, "%s\n", errs.messages[i]);
+    errors_free(&errs);
+    if (rc < 0) {
+        fprintf(stderr, "%s: the configuration has errors (above); nothing to dump\n",
+                d->opt.config_path);
+    } else {
+        if (d->opt.force_observe) {
+            struct config_origin *mode =
+                &origins.keys[config_key_find("daemon", "mode") - config_keys];
+            free(mode->file);
+            *mode = (struct config_origin){.note = "the --observe option"};
+            p.mode = MODE_OBSERVE;
+        }
+        config_dump(stdout, &p, &origins);
+        policy_free(&p);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            perror("loginguardd: writing the dump");
+            rc = -1;
+        }
+    }
+    config_origins_free(&origins);
+    return rc < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     static struct daemon d = {.state_lock = -1};
     if (parse_options(argc, argv, &d.opt) < 0)
         return 2;
+    if (d.opt.dump)
+        return dump_config(&d);
     if (d.opt.check_only)
         return check_config(&d);
 

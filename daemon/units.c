@@ -255,3 +255,54 @@ void format_size(uint64_t bytes, char *buf, size_t len)
     else
         snprintf(buf, len, "%.1f%s", v, suffix[i]);
 }
+
+struct whole_unit {
+    const char *name;
+    uint64_t factor;
+};
+
+/* The first unit of the list (largest first) that divides value, or NULL. */
+static const struct whole_unit *largest_whole(const struct whole_unit *units, uint64_t value)
+{
+    for (const struct whole_unit *u = units; u->name; u++)
+        if (value % u->factor == 0)
+            return u;
+    return NULL;
+}
+
+void format_duration_exact(uint64_t usec, char *buf, size_t len)
+{
+    static const struct whole_unit units[] = {
+        {"d", 86400 * USEC_PER_SEC}, {"h", 3600 * USEC_PER_SEC}, {"m", 60 * USEC_PER_SEC},
+        {"s", USEC_PER_SEC}, {"ms", 1000}, {NULL, 0},
+    };
+    const struct whole_unit *u = usec ? largest_whole(units, usec) : &units[3];
+    if (u)
+        snprintf(buf, len, "%llu%s", (unsigned long long)(usec / u->factor), u->name);
+    else /* microseconds: milliseconds is the smallest unit the parser knows */
+        snprintf(buf, len, "%llu.%03llums", (unsigned long long)(usec / 1000),
+                 (unsigned long long)(usec % 1000));
+}
+
+void format_size_exact(uint64_t bytes, char *buf, size_t len)
+{
+    static const struct whole_unit units[] = {
+        {"T", 1ULL << 40}, {"G", 1ULL << 30}, {"M", 1ULL << 20}, {"K", 1ULL << 10},
+        {"", 1}, {NULL, 0},
+    };
+    const struct whole_unit *u = bytes ? largest_whole(units, bytes) : &units[4];
+    snprintf(buf, len, "%llu%s", (unsigned long long)(bytes / u->factor), u->name);
+}
+
+/* The fewest decimals that strtod reads back as the same double (the
+ * parser takes neither exponents nor hex, so not %g or %a). */
+void format_cores_exact(double cores, char *buf, size_t len)
+{
+    char number[UNITS_EXACT_LEN];
+    for (int decimals = 0; decimals <= 340; decimals++) {
+        snprintf(number, sizeof(number), "%.*f", decimals, cores);
+        if (strtod(number, NULL) == cores)
+            break;
+    }
+    snprintf(buf, len, "%s %s", number, cores == 1 ? "core" : "cores");
+}

@@ -27,4 +27,12 @@ int parse_count(const char *text, const char *shown,
 void format_duration(uint64_t usec, char *buf, size_t len);
 void format_size(uint64_t bytes, char *buf, size_t len);
 
+/* Forms that parse_duration, parse_size and parse_cores read back to the
+ * very same value, in the largest unit that holds it whole: "90s", "5m",
+ * "4G", "1.5 cores".  A buffer of UNITS_EXACT_LEN holds any of them. */
+#define UNITS_EXACT_LEN 400
+void format_duration_exact(uint64_t usec, char *buf, size_t len);
+void format_size_exact(uint64_t bytes, char *buf, size_t len);
+void format_cores_exact(double cores, char *buf, size_t len);
+
 #endif

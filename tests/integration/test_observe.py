@@ -163,6 +163,39 @@ class ConfigHandling(unittest.TestCase):
         self.assertIn("conf.d/50-bad.conf:3: unknown unit 'cors' in 'cpu = 2 cors'; use 'cores'",
                       result.stderr)
 
+    def test_dump_names_the_dropin_and_reads_back(self):
+        daemon = Daemon(self.workdir, "")
+        daemon.write_dropin("50-site.conf", "[violation]\n\nwindow = 20s\n")
+        result = subprocess.run([lgtest.DAEMON, "--check-config", "--dump", "--config",
+                                 daemon.conf], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        dump = result.stdout
+        self.assertIn("\n[violation]\ncpu = 2 cores\nmemory = 8G\nwindow = 20s\n", dump)
+        self.assertIn(f"\n# [violation] window: {self.workdir}/conf.d/50-site.conf:3\n", dump)
+        self.assertIn(f"\n# [share] cpu: {daemon.conf}:", dump)
+        self.assertIn(f"\n#   {self.workdir}/conf.d/50-site.conf\n", dump)
+        # The dump is a config of its own, with the same window.
+        again = os.path.join(self.workdir, "again")
+        os.makedirs(again)
+        with open(os.path.join(again, "loginguard.conf"), "w") as f:
+            f.write(dump)
+        result = subprocess.run([lgtest.DAEMON, "--check-config", "--dump", "--config",
+                                 os.path.join(again, "loginguard.conf")],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        settings = [l for l in result.stdout.splitlines() if not l.startswith("#")]
+        self.assertEqual(settings, [l for l in dump.splitlines() if not l.startswith("#")])
+
+    def test_dump_of_a_broken_config_prints_only_errors(self):
+        daemon = Daemon(self.workdir, "")
+        daemon.write_dropin("50-bad.conf", "[share]\n\ncpu = 2 cors\n")
+        result = subprocess.run([lgtest.DAEMON, "--check-config", "--dump", "--config",
+                                 daemon.conf], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stdout, "")
+        self.assertIn("conf.d/50-bad.conf:3: unknown unit 'cors' in 'cpu = 2 cors'; use 'cores'",
+                      result.stderr)
+
     def test_bad_reload_keeps_running_policy(self):
         daemon = Daemon(self.workdir, POLICY.format(parent=f"lgtest-{os.getpid()}-config"))
         daemon.start()

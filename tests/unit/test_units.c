@@ -123,12 +123,77 @@ static void test_format(void **state)
     assert_string_equal(buf, "100B");
 }
 
+static void test_exact_forms(void **state)
+{
+    (void)state;
+    char buf[UNITS_EXACT_LEN];
+    format_duration_exact(90 * USEC_PER_SEC, buf, sizeof(buf));
+    assert_string_equal(buf, "90s");
+    format_duration_exact(2 * 86400 * USEC_PER_SEC, buf, sizeof(buf));
+    assert_string_equal(buf, "2d");
+    format_duration_exact(1500000, buf, sizeof(buf));
+    assert_string_equal(buf, "1500ms");
+    format_duration_exact(250, buf, sizeof(buf));
+    assert_string_equal(buf, "0.250ms");
+    format_duration_exact(0, buf, sizeof(buf));
+    assert_string_equal(buf, "0s");
+    format_size_exact(4ULL << 30, buf, sizeof(buf));
+    assert_string_equal(buf, "4G");
+    format_size_exact(1536ULL << 20, buf, sizeof(buf));
+    assert_string_equal(buf, "1536M");
+    format_size_exact(1000, buf, sizeof(buf));
+    assert_string_equal(buf, "1000");
+    format_size_exact(0, buf, sizeof(buf));
+    assert_string_equal(buf, "0");
+    format_cores_exact(1.5, buf, sizeof(buf));
+    assert_string_equal(buf, "1.5 cores");
+    format_cores_exact(1, buf, sizeof(buf));
+    assert_string_equal(buf, "1 core");
+    format_cores_exact(0, buf, sizeof(buf));
+    assert_string_equal(buf, "0 cores");
+}
+
+/* A small generator, the same numbers on every run. */
+static uint64_t next_random(uint64_t *seed)
+{
+    *seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *seed >> 11;
+}
+
+/* Whatever the parser can produce, the exact form reads back to it. */
+static void test_exact_forms_read_back(void **state)
+{
+    (void)state;
+    char buf[UNITS_EXACT_LEN];
+    uint64_t seed = 1, u, back;
+    double cores, cores_back;
+    for (int i = 0; i < 100000; i++) {
+        u = next_random(&seed) % (3650 * 86400 * USEC_PER_SEC);
+        format_duration_exact(u, buf, sizeof(buf));
+        assert_int_equal(parse_duration(buf, buf, &back, why, sizeof(why)), 0);
+        assert_int_equal(back, u);
+        /* Sizes come from a double: any integer below 2^53, times a unit. */
+        u = (next_random(&seed) >> (next_random(&seed) % 53)) << (next_random(&seed) % 11);
+        format_size_exact(u, buf, sizeof(buf));
+        assert_int_equal(parse_size(buf, buf, &back, why, sizeof(why)), 0);
+        assert_int_equal(back, u);
+        /* Cores as written: decimals, percentages of them. */
+        snprintf(buf, sizeof(buf), "%.*f%s", (int)(next_random(&seed) % 8),
+                 (double)(next_random(&seed) % 100000000) / 1000.0, i % 2 ? "%" : "");
+        assert_int_equal(parse_cores(buf, buf, &cores, why, sizeof(why)), 0);
+        format_cores_exact(cores, buf, sizeof(buf));
+        assert_int_equal(parse_cores(buf, buf, &cores_back, why, sizeof(why)), 0);
+        assert_true(cores_back == cores);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_durations), cmocka_unit_test(test_duration_errors),
         cmocka_unit_test(test_sizes),     cmocka_unit_test(test_cores),
         cmocka_unit_test(test_bool_and_count), cmocka_unit_test(test_format),
+        cmocka_unit_test(test_exact_forms), cmocka_unit_test(test_exact_forms_read_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -253,8 +253,9 @@ int systemd_backend_adopt(struct systemd_backend *b, uid_t uid, pid_t pid, uint6
 
 #else /* !HAVE_SYSTEMD */
 
-#define NO_SYSTEMD "built without libsystemd: the systemd backend is not available "  \
-                   "(rebuild with libsystemd, or set [daemon] backend = cgroupfs)"
+#define NO_SYSTEMD "built without libsystemd's headers: the systemd backend is not "  \
+                   "available (rebuild with libsystemd-dev installed, or set [daemon] "  \
+                   "backend = cgroupfs)"
 
 bool systemd_backend_available(void)
 {

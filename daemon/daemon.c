@@ -9,16 +9,6 @@
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
-#ifdef HAVE_SYSTEMD
-#include <systemd/sd-daemon.h>
-#else
-static int sd_notify(int unset, const char *state)
-{
-    (void)unset;
-    (void)state;
-    return 0;
-}
-#endif
 
 #include "actions.h"
 #include "configfile.h"
@@ -26,6 +16,7 @@ static int sd_notify(int unset, const char *state)
 #include "instance_lock.h"
 #include "notify.h"
 #include "persist.h"
+#include "service_notify.h"
 #include "state.h"
 #include "util.h"
 
@@ -272,13 +263,13 @@ int daemon_start(struct daemon *d)
                           : "");
     log_event(d, "daemon_started", msg);
     d->next_sample = d->next_sweep = now_boottime_usec();
-    sd_notify(0, "READY=1");
+    service_notify("READY=1");
     return 0;
 }
 
 void daemon_reload(struct daemon *d)
 {
-    sd_notify(0, "RELOADING=1");
+    service_notify("RELOADING=1");
     struct policy fresh;
     if (daemon_load_policy(d, &fresh, true) < 0) {
         log_event(d, "config_error", "reload failed; the running policy stays (errors in syslog)");
@@ -309,7 +300,7 @@ void daemon_reload(struct daemon *d)
     }
     /* SIGHUP is also logrotate's signal: always reopen the event log. */
     open_event_log(d, d->policy.event_log);
-    sd_notify(0, "READY=1");
+    service_notify("READY=1");
 }
 
 /* Whose subordinate uids are whose: said at start and whenever
@@ -503,7 +494,7 @@ void daemon_run(struct daemon *d)
 
 void daemon_finish(struct daemon *d)
 {
-    sd_notify(0, "STOPPING=1");
+    service_notify("STOPPING=1");
     notify_stop(d);
     event_log_tick(&d->events, true); /* what was held back so far */
     log_event(d, "daemon_stopped", NULL);

@@ -5,10 +5,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#ifdef HAVE_SYSTEMD
-#include <systemd/sd-daemon.h>
-#endif
-
 #include "systemd_backend.h"
 
 void systemd_slice_name(uid_t uid, char *buf, size_t len)
@@ -31,6 +27,12 @@ bool systemd_user_slice_unified(const char *cgroup_root)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool systemd_booted(const char *dir)
+{
+    struct stat st;
+    return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 #ifdef HAVE_SYSTEMD
 
 #define SYSTEMD_SERVICE "org.freedesktop.systemd1"
@@ -46,7 +48,7 @@ bool systemd_user_slice_unified(const char *cgroup_root)
 
 bool systemd_backend_available(void)
 {
-    return sd_booted() > 0 && systemd_user_slice_unified("/sys/fs/cgroup");
+    return systemd_booted(SYSTEMD_RUNTIME_DIR) && systemd_user_slice_unified("/sys/fs/cgroup");
 }
 
 /* CPU time allowed per second of wall time: 1 core = 1 s = 1000000 us. */
@@ -70,51 +72,54 @@ static uint64_t memory_high(uint64_t max)
     return max == 0 ? SD_INFINITY : limits_memory_high(max);
 }
 
-static int append_u64(sd_bus_message *m, const char *name, uint64_t value)
+static int append_u64(const struct libsystemd *sd, sd_bus_message *m, const char *name,
+                      uint64_t value)
 {
-    return sd_bus_message_append(m, "(sv)", name, "t", value);
+    return sd->message_append(m, "(sv)", name, "t", value);
 }
 
-int systemd_append_properties(sd_bus_message *m, const struct limits *l)
+int systemd_append_properties(const struct libsystemd *sd, sd_bus_message *m,
+                              const struct limits *l)
 {
-    int r = sd_bus_message_open_container(m, 'a', "(sv)");
+    int r = sd->message_open_container(m, 'a', "(sv)");
     if (r < 0)
         return r;
     /* All four every time: a property left out would keep the value of an
      * earlier, stricter level after that level was released. */
-    if ((r = append_u64(m, "CPUQuotaPerSecUSec", cpu_quota_usec(l->cpu))) < 0 ||
-        (r = append_u64(m, "MemoryHigh", memory_high(l->memory))) < 0 ||
-        (r = append_u64(m, "MemoryMax", l->memory > 0 ? l->memory : SD_INFINITY)) < 0 ||
-        (r = append_u64(m, "TasksMax", l->tasks > 0 ? l->tasks : SD_INFINITY)) < 0)
+    if ((r = append_u64(sd, m, "CPUQuotaPerSecUSec", cpu_quota_usec(l->cpu))) < 0 ||
+        (r = append_u64(sd, m, "MemoryHigh", memory_high(l->memory))) < 0 ||
+        (r = append_u64(sd, m, "MemoryMax", l->memory > 0 ? l->memory : SD_INFINITY)) < 0 ||
+        (r = append_u64(sd, m, "TasksMax", l->tasks > 0 ? l->tasks : SD_INFINITY)) < 0)
         return r;
-    r = sd_bus_message_close_container(m);
+    r = sd->message_close_container(m);
     return r < 0 ? r : 0;
 }
 
-int systemd_build_call(sd_bus *bus, uid_t uid, const struct limits *l, sd_bus_message **out)
+int systemd_build_call(const struct libsystemd *sd, sd_bus *bus, uid_t uid,
+                       const struct limits *l, sd_bus_message **out)
 {
     char slice[64];
     sd_bus_message *m = NULL;
     systemd_slice_name(uid, slice, sizeof(slice));
     *out = NULL;
-    int r = sd_bus_message_new_method_call(bus, &m, SYSTEMD_SERVICE, SYSTEMD_PATH,
-                                           SYSTEMD_MANAGER, "SetUnitProperties");
+    int r = sd->message_new_method_call(bus, &m, SYSTEMD_SERVICE, SYSTEMD_PATH,
+                                        SYSTEMD_MANAGER, "SetUnitProperties");
     /* runtime = true: the change goes to /run, so a reboot starts every
      * user unlimited, as loginguard itself starts with no levels held. */
     if (r >= 0)
-        r = sd_bus_message_append(m, "sb", slice, 1);
+        r = sd->message_append(m, "sb", slice, 1);
     if (r >= 0)
-        r = systemd_append_properties(m, l);
+        r = systemd_append_properties(sd, m, l);
     if (r < 0) {
-        sd_bus_message_unref(m);
+        sd->message_unref(m);
         return r;
     }
     *out = m;
     return 0;
 }
 
-int systemd_build_adopt_call(sd_bus *bus, uid_t uid, pid_t pid, uint64_t start_time,
-                             sd_bus_message **out)
+int systemd_build_adopt_call(const struct libsystemd *sd, sd_bus *bus, uid_t uid, pid_t pid,
+                             uint64_t start_time, sd_bus_message **out)
 {
     char scope[96], slice[64], description[128];
     snprintf(scope, sizeof(scope), "loginguard-%d-%llu.scope", (int)pid,
@@ -125,17 +130,17 @@ int systemd_build_adopt_call(sd_bus *bus, uid_t uid, pid_t pid, uint64_t start_t
              (int)pid);
     sd_bus_message *m = NULL;
     *out = NULL;
-    int r = sd_bus_message_new_method_call(bus, &m, SYSTEMD_SERVICE, SYSTEMD_PATH,
-                                           SYSTEMD_MANAGER, "StartTransientUnit");
+    int r = sd->message_new_method_call(bus, &m, SYSTEMD_SERVICE, SYSTEMD_PATH,
+                                        SYSTEMD_MANAGER, "StartTransientUnit");
     if (r >= 0)
-        r = sd_bus_message_append(m, "ss", scope, "fail");
+        r = sd->message_append(m, "ss", scope, "fail");
     if (r >= 0)
-        r = sd_bus_message_append(m, "a(sv)", 3, "PIDs", "au", 1, (uint32_t)pid, "Slice", "s",
-                                  slice, "Description", "s", description);
+        r = sd->message_append(m, "a(sv)", 3, "PIDs", "au", 1, (uint32_t)pid, "Slice", "s",
+                               slice, "Description", "s", description);
     if (r >= 0)
-        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        r = sd->message_append(m, "a(sa(sv))", 0);
     if (r < 0) {
-        sd_bus_message_unref(m);
+        sd->message_unref(m);
         return r;
     }
     *out = m;
@@ -145,9 +150,12 @@ int systemd_build_adopt_call(sd_bus *bus, uid_t uid, pid_t pid, uint64_t start_t
 int systemd_backend_open(struct systemd_backend *b, char *err, size_t err_len)
 {
     b->bus = NULL;
-    int r = sd_bus_open_system(&b->bus);
+    if (systemd_library_open(&b->sd, LIBSYSTEMD_SONAME, err, err_len) < 0)
+        return -1;
+    int r = b->sd.bus_open_system(&b->bus);
     if (r < 0) {
         b->bus = NULL;
+        systemd_library_close(&b->sd);
         snprintf(err, err_len,
                  "cannot connect to the system D-Bus: %s; the systemd backend needs "
                  "dbus-daemon or dbus-broker running (or set [daemon] backend = cgroupfs)",
@@ -160,27 +168,28 @@ int systemd_backend_open(struct systemd_backend *b, char *err, size_t err_len)
 void systemd_backend_close(struct systemd_backend *b)
 {
     if (b->bus)
-        sd_bus_flush_close_unref(b->bus);
+        b->sd.bus_flush_close_unref(b->bus);
     b->bus = NULL;
+    systemd_library_close(&b->sd);
 }
 
 /* What went wrong with the call, and where a common cause is known, what
  * to do about it. */
-static void describe_failure(char *err, size_t err_len, const char *method, const char *slice,
-                             int r, const sd_bus_error *e)
+static void describe_failure(const struct libsystemd *sd, char *err, size_t err_len,
+                             const char *method, const char *slice, int r, const sd_bus_error *e)
 {
     const char *hint = "";
-    if (sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit"))
+    if (sd->error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit"))
         hint = " (logind makes the slice at the user's first login and removes it "
                "after the last logout)";
-    else if (sd_bus_error_has_name(e, SD_BUS_ERROR_ACCESS_DENIED) || r == -EPERM ||
+    else if (sd->error_has_name(e, SD_BUS_ERROR_ACCESS_DENIED) || r == -EPERM ||
              r == -EACCES)
         hint = " (changing units needs root: run loginguardd as root)";
     else if (r == -ETIMEDOUT)
         hint = " (systemd did not answer in time; is PID 1 busy or hung?)";
     else if (r == -ECONNRESET || r == -ENOTCONN || r == -EPIPE)
         hint = " (the system bus connection is gone; the backend must be reopened)";
-    if (sd_bus_error_is_set(e))
+    if (sd->error_is_set(e))
         snprintf(err, err_len, "%s on %s failed: %s: %s%s", method, slice, e->name,
                  e->message ? e->message : strerror(-r), hint);
     else
@@ -193,12 +202,12 @@ static int send_call(struct systemd_backend *b, sd_bus_message *call, const char
 {
     sd_bus_message *reply = NULL;
     sd_bus_error error = SD_BUS_ERROR_NULL;
-    int r = sd_bus_call(b->bus, call, CALL_TIMEOUT_USEC, &error, &reply);
+    int r = b->sd.bus_call(b->bus, call, CALL_TIMEOUT_USEC, &error, &reply);
     if (r < 0)
-        describe_failure(err, err_len, method, unit, r, &error);
-    sd_bus_error_free(&error);
-    sd_bus_message_unref(reply);
-    sd_bus_message_unref(call);
+        describe_failure(&b->sd, err, err_len, method, unit, r, &error);
+    b->sd.error_free(&error);
+    b->sd.message_unref(reply);
+    b->sd.message_unref(call);
     return r < 0 ? -1 : 0;
 }
 
@@ -213,7 +222,7 @@ int systemd_backend_apply(struct systemd_backend *b, uid_t uid, const struct lim
         return -1;
     }
     sd_bus_message *call = NULL;
-    int r = systemd_build_call(b->bus, uid, l, &call);
+    int r = systemd_build_call(&b->sd, b->bus, uid, l, &call);
     if (r < 0) {
         snprintf(err, err_len, "cannot build the SetUnitProperties call for %s: %s", slice,
                  strerror(-r));
@@ -233,7 +242,7 @@ int systemd_backend_adopt(struct systemd_backend *b, uid_t uid, pid_t pid, uint6
         return -1;
     }
     sd_bus_message *call = NULL;
-    int r = systemd_build_adopt_call(b->bus, uid, pid, start_time, &call);
+    int r = systemd_build_adopt_call(&b->sd, b->bus, uid, pid, start_time, &call);
     if (r < 0) {
         snprintf(err, err_len, "cannot build the StartTransientUnit call for process %d: %s",
                  (int)pid, strerror(-r));
@@ -244,23 +253,28 @@ int systemd_backend_adopt(struct systemd_backend *b, uid_t uid, pid_t pid, uint6
 
 #else /* !HAVE_SYSTEMD */
 
-#define NO_SYSTEMD "built without libsystemd: the systemd backend is not available "  \
-                   "(rebuild with libsystemd, or set [daemon] backend = cgroupfs)"
+#define NO_SYSTEMD "built without libsystemd's headers: the systemd backend is not "  \
+                   "available (rebuild with libsystemd-dev installed, or set [daemon] "  \
+                   "backend = cgroupfs)"
 
 bool systemd_backend_available(void)
 {
     return false;
 }
 
-int systemd_append_properties(sd_bus_message *m, const struct limits *l)
+int systemd_append_properties(const struct libsystemd *sd, sd_bus_message *m,
+                              const struct limits *l)
 {
+    (void)sd;
     (void)m;
     (void)l;
     return -ENOSYS;
 }
 
-int systemd_build_call(sd_bus *bus, uid_t uid, const struct limits *l, sd_bus_message **out)
+int systemd_build_call(const struct libsystemd *sd, sd_bus *bus, uid_t uid,
+                       const struct limits *l, sd_bus_message **out)
 {
+    (void)sd;
     (void)bus;
     (void)uid;
     (void)l;
@@ -271,6 +285,7 @@ int systemd_build_call(sd_bus *bus, uid_t uid, const struct limits *l, sd_bus_me
 int systemd_backend_open(struct systemd_backend *b, char *err, size_t err_len)
 {
     b->bus = NULL;
+    b->sd.handle = NULL;
     snprintf(err, err_len, "%s", NO_SYSTEMD);
     return -1;
 }
@@ -290,9 +305,10 @@ int systemd_backend_apply(struct systemd_backend *b, uid_t uid, const struct lim
     return -1;
 }
 
-int systemd_build_adopt_call(sd_bus *bus, uid_t uid, pid_t pid, uint64_t start_time,
-                             sd_bus_message **out)
+int systemd_build_adopt_call(const struct libsystemd *sd, sd_bus *bus, uid_t uid, pid_t pid,
+                             uint64_t start_time, sd_bus_message **out)
 {
+    (void)sd;
     (void)bus;
     (void)uid;
     (void)pid;

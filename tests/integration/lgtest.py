@@ -146,8 +146,9 @@ def group_exists(pgid):
 class Daemon:
     """loginguardd in the foreground on a private config in a temp dir."""
 
-    def __init__(self, workdir, dropin, args=(), wrapper=(), start_timeout=10):
+    def __init__(self, workdir, dropin, args=(), wrapper=(), start_timeout=10, env=None):
         self.workdir = workdir
+        self.env = env  # the daemon's environment; None: this one's
         self.args = list(args)
         self.wrapper = list(wrapper)  # a command to run the daemon under (valgrind)
         self.start_timeout = start_timeout
@@ -178,7 +179,8 @@ notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
         started_before = len(self.find(event="daemon_started"))
         self.proc = subprocess.Popen(self.wrapper + [DAEMON, "--foreground", "--config", self.conf]
                                      + self.args, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=self.stderr)
+                                     stdout=subprocess.DEVNULL, stderr=self.stderr,
+                                     env=self.env)
         try:
             wait_for(lambda: len(self.find(event="daemon_started")) > started_before,
                      self.start_timeout, "daemon_started")

@@ -4,6 +4,7 @@ users running real CPU hogs (issue: foundation acceptance)."""
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 import unittest
@@ -216,6 +217,27 @@ class ConfigHandling(unittest.TestCase):
             code = daemon.stop()
         self.assertEqual(code, 0)
         self.assertTrue(daemon.find(event="daemon_stopped"))
+
+    def test_service_manager_hears_ready_reloading_stopping(self):
+        # What a Type=notify unit waits for, on a socket like the one
+        # systemd names in NOTIFY_SOCKET.
+        path = os.path.join(self.workdir, "notify.sock")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(path)
+        sock.settimeout(10)
+        daemon = Daemon(self.workdir, POLICY.format(parent=f"lgtest-{os.getpid()}-notify"),
+                        env=dict(os.environ, NOTIFY_SOCKET=path))
+        try:
+            daemon.start()
+            self.assertEqual(sock.recv(4096), b"READY=1")
+            daemon.proc.send_signal(signal.SIGHUP)
+            self.assertEqual(sock.recv(4096), b"RELOADING=1")
+            self.assertEqual(sock.recv(4096), b"READY=1")
+            self.assertEqual(daemon.stop(), 0)
+            self.assertEqual(sock.recv(4096), b"STOPPING=1")
+        finally:
+            daemon.stop()
+            sock.close()
 
 
 if __name__ == "__main__":

@@ -30,7 +30,46 @@ static void test_not_available_here(void **state)
     (void)state;
     if (access("/run/systemd/system", F_OK) == 0)
         skip();
+    assert_false(systemd_booted(SYSTEMD_RUNTIME_DIR));
     assert_false(systemd_backend_available());
+}
+
+/* sd_booted(3)'s test, done without libsystemd: a directory, and only a
+ * directory, says systemd is running. */
+static void test_booted(void **state)
+{
+    (void)state;
+    char dir[256];
+    snprintf(dir, sizeof(dir), "%s/system/", make_test_dir());
+    assert_false(systemd_booted(dir));
+    write_file("system", "");
+    assert_false(systemd_booted(dir));
+    dir[strlen(dir) - 1] = '\0';
+    assert_false(systemd_booted(dir)); /* a file, not a directory */
+    assert_int_equal(unlink(dir), 0);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_true(systemd_booted(dir));
+    strcat(dir, "/");
+    assert_true(systemd_booted(dir));
+    remove_test_dir();
+}
+
+/* A node without libsystemd0: the error says which library and which
+ * package, and what else to do. */
+static void test_library_missing(void **state)
+{
+    (void)state;
+    struct libsystemd sd;
+    why[0] = '\0';
+    assert_int_equal(systemd_library_open(&sd, "libloginguard-absent.so.0", why, sizeof(why)),
+                     -1);
+    assert_null(sd.handle);
+    assert_non_null(strstr(why, "libloginguard-absent.so.0"));
+#ifdef HAVE_SYSTEMD
+    assert_non_null(strstr(why, "install the " LIBSYSTEMD_PACKAGE " package"));
+#endif
+    assert_non_null(strstr(why, "backend = cgroupfs"));
+    systemd_library_close(&sd);   /* harmless when not loaded */
 }
 
 static void test_user_slice_unified(void **state)
@@ -69,6 +108,17 @@ struct offline_bus {
     sd_bus *bus;
     int peer;   /* the other end, closed to make calls fail */
 };
+
+/* The daemon's way in: libsystemd loaded with dlopen (here the same copy
+ * the test links), every function found. */
+static void load_library(struct libsystemd *sd)
+{
+    why[0] = '\0';
+    assert_int_equal(systemd_library_open(sd, LIBSYSTEMD_SONAME, why, sizeof(why)), 0);
+    assert_non_null(sd->handle);
+    assert_non_null(sd->bus_open_system);
+    assert_non_null(sd->error_free);
+}
 
 static void offline_bus_open(struct offline_bus *o)
 {
@@ -109,8 +159,10 @@ static void check_call(uid_t uid, const struct limits *l, const char *slice,
 {
     struct offline_bus o;
     offline_bus_open(&o);
+    struct libsystemd sd;
+    load_library(&sd);
     sd_bus_message *m = NULL;
-    assert_int_equal(systemd_build_call(o.bus, uid, l, &m), 0);
+    assert_int_equal(systemd_build_call(&sd, o.bus, uid, l, &m), 0);
     assert_non_null(m);
     assert_int_equal(sd_bus_message_seal(m, 1, 0), 0);
     assert_true(sd_bus_message_rewind(m, true) >= 0);
@@ -158,6 +210,7 @@ static void check_call(uid_t uid, const struct limits *l, const char *slice,
 
     sd_bus_message_unref(m);
     offline_bus_close(&o);
+    systemd_library_close(&sd);
 }
 
 static void test_call_with_limits(void **state)
@@ -195,7 +248,7 @@ static void test_call_edges(void **state)
 static void test_apply_not_open(void **state)
 {
     (void)state;
-    struct systemd_backend b = {NULL};
+    struct systemd_backend b = {.bus = NULL};
     struct limits l = {.cpu = 1};
     assert_int_equal(systemd_backend_apply(&b, 1001, &l, why, sizeof(why)), -1);
     assert_non_null(strstr(why, "user-1001.slice"));
@@ -213,13 +266,15 @@ static void test_apply_fails_without_peer(void **state)
     offline_bus_open(&o);
     close(o.peer);
     o.peer = -1;
-    struct systemd_backend b = {o.bus};
+    struct systemd_backend b = {.bus = o.bus};
+    load_library(&b.sd);
     struct limits l = {.cpu = 2, .memory = 1ULL << 30, .tasks = 100};
     why[0] = '\0';
     assert_int_equal(systemd_backend_apply(&b, 1001, &l, why, sizeof(why)), -1);
     assert_non_null(strstr(why, "SetUnitProperties on user-1001.slice failed: "));
     systemd_backend_close(&b);
     assert_null(b.bus);
+    assert_null(b.sd.handle);
 }
 
 #else /* !HAVE_SYSTEMD */
@@ -237,7 +292,7 @@ static void test_without_libsystemd(void **state)
     assert_int_equal(systemd_backend_apply(&b, 1001, &l, why, sizeof(why)), -1);
     assert_non_null(strstr(why, "built without libsystemd"));
     sd_bus_message *m = (sd_bus_message *)&b;
-    assert_int_equal(systemd_build_call(NULL, 1001, &l, &m), -ENOSYS);
+    assert_int_equal(systemd_build_call(NULL, NULL, 1001, &l, &m), -ENOSYS);
     assert_null(m);
     systemd_backend_close(&b);
 }
@@ -250,6 +305,8 @@ int main(void)
         cmocka_unit_test(test_slice_name),
         cmocka_unit_test(test_not_available_here),
         cmocka_unit_test(test_user_slice_unified),
+        cmocka_unit_test(test_booted),
+        cmocka_unit_test(test_library_missing),
 #ifdef HAVE_SYSTEMD
         cmocka_unit_test(test_call_with_limits),
         cmocka_unit_test(test_call_without_limits),

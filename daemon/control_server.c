@@ -102,6 +102,8 @@ static void conn_close(struct control_conn *c)
 
 void control_server_close(struct control_server *s)
 {
+    if (!s->path)
+        return; /* never opened: the slots may not even be marked free */
     for (size_t i = 0; i < CONTROL_CONNS_MAX; i++)
         conn_close(&s->conns[i]);
     if (s->fd >= 0) {

@@ -9,6 +9,7 @@
  *   exempt_ended       a temporary exemption ran out
  *   user_forgiven, exempt_added, exempt_removed, control_refused
  *                      loginguardctl's changes and refusals (control_requests.c)
+ *   control_error      the control socket could not be opened
  *   limits_set         a user's cgroup got new limits (enforce mode)
  *   limits_error       the backend refused them
  *   process_stopping   SIGTERM sent to a process (enforce mode)

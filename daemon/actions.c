@@ -111,6 +111,22 @@ static bool protected_user(struct daemon *d, uid_t uid, uint64_t now)
     return engine_user_protected(&d->policy, engine_user(&d->engine, uid, false), &u, now);
 }
 
+/* A user exempted for a while (loginguardctl exempt) and not otherwise
+ * protected: their level's limits are lifted while it lasts, not the
+ * share. */
+static bool exempted_for_now(struct daemon *d, uid_t uid, uint64_t now)
+{
+    const struct user_state *us = engine_user(&d->engine, uid, false);
+    if (!us || us->exempt_until <= now)
+        return false;
+    struct user_state without = *us;
+    without.exempt_until = 0;
+    const struct user_info *info = users_lookup(&d->sampler.users, &d->policy, uid);
+    struct user_sample u = {.uid = uid, .exempt_group = info->exempt_group};
+    copy_string(u.name, sizeof(u.name), info->name);
+    return !engine_user_protected(&d->policy, &without, &u, now);
+}
+
 void sync_limits(struct daemon *d)
 {
     uint64_t now = d->snap.now;
@@ -118,6 +134,8 @@ void sync_limits(struct daemon *d)
         uid_t uid = d->snap.users[i].uid;
         if (!protected_user(d, uid, now))
             set_limits(d, uid, engine_user(&d->engine, uid, false), now);
+        else if (exempted_for_now(d, uid, now))
+            set_limits(d, uid, NULL, now);
     }
     /* A user with no process now gets theirs when one shows up: no cgroup
      * is kept or made for nobody (and systemd has no slice for them). */

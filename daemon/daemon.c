@@ -12,6 +12,7 @@
 
 #include "actions.h"
 #include "configfile.h"
+#include "control_requests.h"
 #include "daemon.h"
 #include "instance_lock.h"
 #include "notify.h"
@@ -138,6 +139,20 @@ static void restore_state(struct daemon *d)
         log_event(d, "state_error", err);
 }
 
+/* loginguardctl's socket.  Without it the daemon still guards the node:
+ * the reason is said and logged, and the daemon goes on. */
+static void open_control(struct daemon *d)
+{
+    char err[600];
+    if (control_server_open(&d->control, d->policy.control_socket, control_request, d, err,
+                            sizeof(err)) == 0)
+        return;
+    char msg[700];
+    snprintf(msg, sizeof(msg), "control socket: %s; loginguardctl cannot reach this daemon", err);
+    say(d, LOG_ERR, msg);
+    log_event(d, "control_error", msg);
+}
+
 /* The proc connector when the policy asks for it.  Where the kernel
  * refuses (not root, no CONFIG_PROC_EVENTS, a container) the sampler lists
  * /proc every sample instead, as it does with proc_connector = no; the
@@ -247,6 +262,7 @@ int daemon_start(struct daemon *d)
         return -1;
     }
     restore_state(d);
+    open_control(d);
     /* Listening before the first sweep: nothing starts unseen between them. */
     sync_connector(d);
     open_exits(d);
@@ -433,20 +449,26 @@ static int wait_timeout_ms(struct daemon *d, bool drain_waits)
      * a notice child that hangs is killed at its own. */
     earliest(&next, argv_reader_deadline(&d->sampler.argv));
     earliest(&next, notify_deadline(d));
+    earliest(&next, control_server_deadline(&d->control));
     if (drain_waits)
         earliest(&next, d->next_drain);
     return next > now ? (int)((next - now + 999) / 1000) : 0;
 }
 
 /* Every descriptor the loop waits on: the kernel's sockets (while
- * watched), the command line reader, the notice children. */
-enum { PFD_CONNECTOR, PFD_EXITS, PFD_ARGV, PFD_JOBS, PFD_MAX = PFD_JOBS + 2 * NOTICE_JOBS_MAX };
+ * watched), the command line reader, the control socket and its
+ * connections, the notice children. */
+enum {
+    PFD_CONNECTOR, PFD_EXITS, PFD_ARGV, PFD_CONTROL, PFD_JOBS = PFD_CONTROL + CONTROL_POLLFDS,
+    PFD_MAX = PFD_JOBS + 2 * NOTICE_JOBS_MAX
+};
 
 static size_t fill_pollfds(struct daemon *d, bool watch, struct pollfd *pfd)
 {
     pfd[PFD_CONNECTOR] = (struct pollfd){.fd = watch ? d->connector.fd : -1, .events = POLLIN};
     pfd[PFD_EXITS] = (struct pollfd){.fd = watch ? d->exits.fd : -1, .events = POLLIN};
     pfd[PFD_ARGV] = (struct pollfd){.fd = argv_reader_fd(&d->sampler.argv), .events = POLLIN};
+    control_server_pollfds(&d->control, pfd + PFD_CONTROL);
     return PFD_JOBS + notify_pollfds(d, pfd + PFD_JOBS);
 }
 
@@ -486,6 +508,9 @@ void daemon_run(struct daemon *d)
         uint64_t now = now_boottime_usec(), reader = argv_reader_deadline(&d->sampler.argv);
         if ((ready > 0 && pfd[PFD_ARGV].revents) || (reader && now >= reader))
             sampler_take_argv(&d->sampler, &d->policy);
+        if (ready > 0)
+            control_server_handle(&d->control, pfd + PFD_CONTROL, now);
+        control_server_expire(&d->control, now);
         /* Cheap (a waitpid a child): whenever the loop wakes. */
         notify_check(d);
     }
@@ -500,6 +525,7 @@ void daemon_finish(struct daemon *d)
     log_event(d, "daemon_stopped", NULL);
     save_state(d);
     save_pending(d);
+    control_server_close(&d->control);
     stop_enforcing(d);
     proc_connector_close(&d->connector);
     taskstats_close(&d->exits);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "control_server.h"
 #include "enforcer.h"
 #include "engine.h"
 #include "events.h"
@@ -46,6 +47,7 @@ struct daemon {
     struct notice_rate notice_rate;
     struct notice_jobs notice_jobs;  /* desktop and mail children under way */
     struct persist persist;  /* the state files, and what waits to be written */
+    struct control_server control; /* loginguardctl's socket; fd -1 when not listening */
     bool enforcing;        /* enforce mode with its backend open */
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;

@@ -12,7 +12,7 @@
 static const char *const decision_names[] = {
     [DECISION_VIOLATION] = "violation", [DECISION_EXPIRED] = "level_expired",
     [DECISION_DECAYED] = "level_decayed", [DECISION_FORBIDDEN] = "forbidden_process",
-    [DECISION_COMPUTE] = "compute_process",
+    [DECISION_COMPUTE] = "compute_process", [DECISION_EXEMPT_ENDED] = "exempt_ended",
 };
 
 const char *decision_name(enum decision_kind k)
@@ -31,6 +31,28 @@ struct user_state *engine_user(struct engine_state *st, uid_t uid, bool create)
     st->users = insert_at(st->users, &st->user_count, &st->user_capacity, sizeof(*st->users), at);
     st->users[at].uid = uid;
     return &st->users[at];
+}
+
+int engine_forgive(struct engine_state *st, uid_t uid, uint64_t now)
+{
+    struct user_state *us = engine_user(st, uid, false);
+    if (!us)
+        return 0;
+    int before = us->level;
+    us->level = 0;
+    us->until = 0;
+    us->quiet_since = now;
+    /* The run being watched is forgiven too, or the next sample would
+     * count the very usage just forgiven towards a new violation. */
+    us->cpu_over_since = us->mem_over_since = 0;
+    return before;
+}
+
+void engine_exempt(struct engine_state *st, uid_t uid, uint64_t until)
+{
+    struct user_state *us = engine_user(st, uid, until != 0);
+    if (us)
+        us->exempt_until = until;
 }
 
 void engine_state_free(struct engine_state *st)
@@ -210,6 +232,15 @@ static const struct rule *find_rule_by_name(const struct policy *p, const char *
     return NULL;
 }
 
+static void end_exemption(struct user_state *us, uint64_t now, struct decisions *out)
+{
+    if (!us->exempt_until || now < us->exempt_until)
+        return;
+    struct decision *d = add_decision(out, DECISION_EXEMPT_ENDED, us->uid);
+    d->level_before = d->level_after = us->level;
+    us->exempt_until = 0;
+}
+
 /* Forbidden programs are reported on sight; compute programs once they
  * have stayed above their threshold for their grace. */
 static void judge_process(const struct policy *p, struct engine_state *st,
@@ -379,6 +410,7 @@ void engine_step(const struct policy *p, struct engine_state *st, const struct s
         if (!us->in_snapshot)
             us->cpu_over_since = us->mem_over_since = 0;
         expire_and_decay(p, us, snap->now, out);
+        end_exemption(us, snap->now, out);
     }
     judge_processes(p, st, snap, out);
     forget_idle_users(st);

@@ -57,6 +57,7 @@ enum decision_kind {
     DECISION_DECAYED,     /* a quiet period lowered the level by one */
     DECISION_FORBIDDEN,   /* a forbidden program is running: stop it */
     DECISION_COMPUTE,     /* a compute program ran above its threshold past its grace */
+    DECISION_EXEMPT_ENDED, /* a temporary exemption (loginguardctl exempt) ran out */
 };
 
 struct decision {
@@ -84,6 +85,14 @@ void engine_step(const struct policy *p, struct engine_state *st, const struct s
 /* root, uids below min_uid, [exempt] users and groups, temporary exemptions. */
 bool engine_user_protected(const struct policy *p, const struct user_state *st,
                            const struct user_sample *u, uint64_t now);
+
+/* An admin's word (loginguardctl): forgive puts uid back at level none
+ * with no limits and a fresh window, and returns the level it had (0 and
+ * nothing done for a user with no state); exempt protects uid until
+ * `until` (realtime usec, as the snapshot's time), 0 ends an exemption.
+ * The engine ends an exemption itself at the first step at or past it. */
+int engine_forgive(struct engine_state *st, uid_t uid, uint64_t now);
+void engine_exempt(struct engine_state *st, uid_t uid, uint64_t until);
 
 /* uid's state, made (zeroed) with create.  The table is kept sorted by
  * uid, so making one may move the others: hold no pointer across it. */

@@ -162,6 +162,8 @@ static const char *action_of(const struct policy *p, const struct decision *d)
     case DECISION_FORBIDDEN:
     case DECISION_COMPUTE:
         return "stop";
+    case DECISION_EXEMPT_ENDED:
+        return "none";
     }
     return "none";
 }
@@ -191,7 +193,8 @@ json_t *event_from_decision(const struct policy *p, const struct decision *d,
     json_object_set_new(e, "level", json_level(p, d->level_after));
     if (d->reason)
         json_object_set_new(e, "reason", json_text(d->reason));
-    if (d->kind != DECISION_EXPIRED && d->kind != DECISION_DECAYED) {
+    if (d->kind != DECISION_EXPIRED && d->kind != DECISION_DECAYED &&
+        d->kind != DECISION_EXEMPT_ENDED) {
         json_object_set_new(e, "usage",
                             json_pack("{s:f, s:I, s:f}", "cpu_cores",
                                       (double)(long)(d->cpu * 1000) / 1000, "memory_bytes",
@@ -209,6 +212,11 @@ json_t *event_from_decision(const struct policy *p, const struct decision *d,
     json_object_set_new(e, "applied", json_boolean(applied));
     json_object_set_new(e, "mode", json_string(mode_name(p->mode)));
     return e;
+}
+
+json_t *json_from_time(uint64_t usec)
+{
+    return json_time(usec);
 }
 
 json_t *event_action(const char *name, uid_t uid, const char *user_name, const char *mode,

@@ -6,6 +6,10 @@
  *   level_decayed      a quiet period lowered the level by one
  *   forbidden_process  a forbidden program was seen
  *   compute_process    a compute program ran above its threshold past its grace
+ *   exempt_ended       a temporary exemption ran out
+ *   user_forgiven, exempt_added, exempt_removed, control_refused
+ *                      loginguardctl's changes and refusals (control_requests.c)
+ *   control_error      the control socket could not be opened
  *   limits_set         a user's cgroup got new limits (enforce mode)
  *   limits_error       the backend refused them
  *   process_stopping   SIGTERM sent to a process (enforce mode)
@@ -83,6 +87,8 @@ json_t *event_from_decision(const struct policy *p, const struct decision *d,
 json_t *event_action(const char *name, uid_t uid, const char *user_name, const char *mode,
                      const char *host, uint64_t now);
 json_t *json_from_limits(double cpu, uint64_t memory, uint64_t tasks);
+/* A realtime usec as the events write it: "2026-01-31T12:00:00.000Z". */
+json_t *json_from_time(uint64_t usec);
 
 /* A daemon event (started, reloaded, ...) with an optional message. */
 json_t *event_daemon(const char *name, const char *message, const struct policy *p,

@@ -302,8 +302,52 @@ static void test_temporary_exemption(void **state)
     assert_int_equal(run_user(f, 1001, 3, 0, 2, 28), 0);
     /* It ends at 30; the sample at 30 covers 28..30, so a whole new
      * window ends at 38. */
-    assert_int_equal(run_user(f, 1001, 3, 0, 30, 36), 0);
+    assert_int_equal(run_user(f, 1001, 3, 0, 30, 36), 30);
+    assert_int_equal(f->out.count, 1);
+    assert_int_equal(f->out.items[0].kind, DECISION_EXEMPT_ENDED);
+    assert_string_equal(decision_name(f->out.items[0].kind), "exempt_ended");
+    assert_int_equal(engine_user(&f->state, 1001, false)->exempt_until, 0);
+    assert_int_equal(run_user(f, 1001, 3, 0, 32, 36), 0);
     assert_int_equal(run_user(f, 1001, 3, 0, 38, 38), 38);
+    assert_int_equal(f->out.items[0].kind, DECISION_VIOLATION);
+}
+
+/* loginguardctl exempt: added on a user the engine did not know, removed
+ * by the admin (no exempt_ended then: nothing ran out). */
+static void test_exemption_added_and_removed(void **state)
+{
+    struct fixture *f = *state;
+    engine_exempt(&f->state, 1001, T0 + 3600 * SEC);
+    assert_int_equal(run_user(f, 1001, 3, 0, 2, 20), 0);
+    engine_exempt(&f->state, 1001, 0);
+    assert_int_equal(run_user(f, 1001, 3, 0, 22, 30), 30);
+    assert_int_equal(f->out.items[0].kind, DECISION_VIOLATION);
+    engine_exempt(&f->state, 1002, 0); /* no state: nothing made */
+    assert_null(engine_user(&f->state, 1002, false));
+}
+
+/* loginguardctl forgive: level none, no limits, and the run that was
+ * being watched starts afresh. */
+static void test_forgive(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(run_user(f, 1001, 3, 0, 2, 10), 10);
+    const struct user_state *us = engine_user(&f->state, 1001, false);
+    assert_int_equal(us->level, 1);
+    assert_true(us->until > T0 + 10 * SEC);
+    assert_int_equal(run_user(f, 1001, 3, 0, 12, 16), 0); /* a new run, 10..16 */
+    assert_int_equal(engine_forgive(&f->state, 1001, T0 + 16 * SEC), 1);
+    us = engine_user(&f->state, 1001, false);
+    assert_int_equal(us->level, 0);
+    assert_int_equal(us->until, 0);
+    assert_int_equal(us->violations, 1); /* history is kept */
+    /* Without the forgiven run, the next violation needs 16..26. */
+    assert_int_equal(run_user(f, 1001, 3, 0, 18, 24), 0);
+    assert_int_equal(run_user(f, 1001, 3, 0, 26, 26), 26);
+    assert_int_equal(f->out.items[0].level_before, 0);
+    assert_int_equal(f->out.items[0].level_after, 1);
+    assert_int_equal(engine_forgive(&f->state, 4242, T0), 0);
+    assert_null(engine_user(&f->state, 4242, false));
 }
 
 static void test_idle_user_is_never_flagged(void **state)
@@ -381,6 +425,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_memory_pressure_acts_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_protected_users_are_never_flagged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_temporary_exemption, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exemption_added_and_removed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forgive, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_user_is_never_flagged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compute_after_grace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forbidden_on_sight_once, setup, teardown),

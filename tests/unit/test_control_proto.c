@@ -1,0 +1,193 @@
+/* The control protocol (control_proto.c): what loginguardctl sends, what
+ * the daemon accepts, and the errors it answers with. */
+#include "config.h"
+
+#include "control_proto.h"
+#include "testutil.h"
+#include "util.h"
+
+static int parse(const char *line, struct control_request *req, struct control_error *err)
+{
+    return control_parse_request(line, strlen(line), req, err);
+}
+
+/* The line is refused with code, and the message says msg_part. */
+static void refused(const char *line, enum control_code code, const char *msg_part)
+{
+    struct control_request req;
+    struct control_error err;
+    assert_int_equal(parse(line, &req, &err), -1);
+    if (err.code != code || !strstr(err.message, msg_part))
+        fail_msg("%s: got %s \"%s\", wanted %s \"...%s...\"", line, control_code_name(err.code),
+                 err.message, control_code_name(code), msg_part);
+}
+
+static void test_each_request_parses(void **state)
+{
+    (void)state;
+    struct control_request r;
+    struct control_error e;
+    assert_int_equal(parse("{\"version\":1,\"request\":\"status\",\"all\":true}", &r, &e), 0);
+    assert_int_equal(r.op, CONTROL_STATUS);
+    assert_true(r.all);
+    assert_int_equal(parse("{\"version\":1,\"request\":\"user\"}", &r, &e), 0);
+    assert_int_equal(r.op, CONTROL_USER);
+    assert_false(r.has_user); /* "me" */
+    assert_int_equal(parse("{\"version\":1,\"request\":\"user\",\"user\":1234}", &r, &e), 0);
+    assert_true(r.has_user && r.by_uid);
+    assert_int_equal(r.uid, 1234);
+    assert_int_equal(
+        parse("{\"request\":\"forgive\",\"user\":\"alice\",\"reason\":\"r\xc3\xa9sum\xc3\xa9\","
+              "\"version\":1}", &r, &e), 0);
+    assert_int_equal(r.op, CONTROL_FORGIVE);
+    assert_string_equal(r.name, "alice");
+    assert_false(r.by_uid);
+    assert_string_equal(r.reason, "r\xc3\xa9sum\xc3\xa9");
+    assert_int_equal(parse("{\"version\":1,\"request\":\"exempt\",\"user\":\"bob\",\"for\":14400,"
+                           "\"reason\":\"workshop\"}", &r, &e), 0);
+    assert_int_equal(r.duration, 14400);
+    assert_false(r.remove);
+    assert_int_equal(
+        parse("{\"version\":1,\"request\":\"exempt\",\"user\":\"bob\",\"remove\":true}", &r, &e), 0);
+    assert_true(r.remove);
+}
+
+static void test_what_the_tool_sends_the_daemon_reads(void **state)
+{
+    (void)state;
+    struct control_request in = {.op = CONTROL_EXEMPT, .has_user = true, .duration = 3,
+                                 .name = "lgtest1", .reason = "a \"quoted\" reason"};
+    char *line = control_line(control_request_json(&in));
+    assert_non_null(line);
+    assert_ptr_equal(strchr(line, '\n'), line + strlen(line) - 1); /* one line */
+    struct control_request out;
+    struct control_error e;
+    assert_int_equal(control_parse_request(line, strlen(line) - 1, &out, &e), 0);
+    assert_int_equal(out.op, CONTROL_EXEMPT);
+    assert_string_equal(out.name, "lgtest1");
+    assert_string_equal(out.reason, in.reason);
+    assert_int_equal(out.duration, 3);
+    free(line);
+}
+
+static void test_malformed_requests_are_errors_that_say_why(void **state)
+{
+    (void)state;
+    refused("", CONTROL_BAD_REQUEST, "not JSON");
+    refused("{\"version\":1,\"request\":\"status\"", CONTROL_BAD_REQUEST, "not JSON");
+    refused("[1,2]", CONTROL_BAD_REQUEST, "not a JSON object");
+    refused("{\"request\":\"status\"}", CONTROL_BAD_REQUEST, "\"version\" is missing");
+    refused("{\"version\":2,\"request\":\"status\"}", CONTROL_BAD_VERSION, "version 1");
+    refused("{\"version\":\"1\",\"request\":\"status\"}", CONTROL_BAD_VERSION, "version 1");
+    refused("{\"version\":1}", CONTROL_BAD_REQUEST, "\"request\" is missing");
+    refused("{\"version\":1,\"request\":\"shutdown\"}", CONTROL_BAD_REQUEST, "unknown request");
+    refused("{\"version\":1,\"request\":\"status\",\"request\":\"user\"}", CONTROL_BAD_REQUEST,
+            "not JSON");
+    refused("{\"version\":1,\"request\":\"status\",\"user\":\"x\"}", CONTROL_BAD_REQUEST,
+            "takes no field \"user\"");
+    refused("{\"version\":1,\"request\":\"forgive\"}", CONTROL_BAD_REQUEST, "needs \"user\"");
+    refused("{\"version\":1,\"request\":\"user\",\"user\":-1}", CONTROL_BAD_REQUEST, "uid");
+    refused("{\"version\":1,\"request\":\"user\",\"user\":4294967295}", CONTROL_BAD_REQUEST, "uid");
+    refused("{\"version\":1,\"request\":\"user\",\"user\":true}", CONTROL_BAD_REQUEST, "name or");
+    refused("{\"version\":1,\"request\":\"status\",\"all\":1}", CONTROL_BAD_REQUEST, "true or false");
+}
+
+static void test_exempt_needs_a_duration_or_remove_and_a_reason(void **state)
+{
+    (void)state;
+    refused("{\"version\":1,\"request\":\"exempt\",\"user\":\"a\",\"reason\":\"r\"}",
+            CONTROL_BAD_REQUEST, "needs \"for\"");
+    refused("{\"version\":1,\"request\":\"exempt\",\"user\":\"a\",\"for\":60}", CONTROL_BAD_REQUEST,
+            "needs a \"reason\"");
+    refused("{\"version\":1,\"request\":\"exempt\",\"user\":\"a\",\"for\":60,\"remove\":true,"
+            "\"reason\":\"r\"}", CONTROL_BAD_REQUEST, "not both");
+    refused("{\"version\":1,\"request\":\"exempt\",\"user\":\"a\",\"for\":0,\"reason\":\"r\"}",
+            CONTROL_BAD_REQUEST, "seconds from 1");
+    refused("{\"version\":1,\"request\":\"exempt\",\"user\":\"a\",\"for\":31622401,"
+            "\"reason\":\"r\"}", CONTROL_BAD_REQUEST, "seconds from 1");
+    refused("{\"version\":1,\"request\":\"exempt\",\"user\":\"a\",\"for\":1.5,\"reason\":\"r\"}",
+            CONTROL_BAD_REQUEST, "seconds from 1");
+}
+
+static void test_hostile_names_and_reasons_are_refused(void **state)
+{
+    (void)state;
+    refused("{\"version\":1,\"request\":\"user\",\"user\":\"a b\"}", CONTROL_NO_SUCH_USER, "no user");
+    refused("{\"version\":1,\"request\":\"user\",\"user\":\"../x\"}", CONTROL_NO_SUCH_USER, "no user");
+    refused("{\"version\":1,\"request\":\"user\",\"user\":\"-x\"}", CONTROL_NO_SUCH_USER, "no user");
+    refused("{\"version\":1,\"request\":\"user\",\"user\":\"\"}", CONTROL_NO_SUCH_USER, "no user");
+    refused("{\"version\":1,\"request\":\"user\",\"user\":\"a\\u001b[2J\"}", CONTROL_NO_SUCH_USER,
+            "no user");
+    refused("{\"version\":1,\"request\":\"user\",\"user\":\"a\\u0000b\"}", CONTROL_BAD_REQUEST,
+            "not JSON");
+    char line[300];
+    snprintf(line, sizeof(line), "{\"version\":1,\"request\":\"user\",\"user\":\"%065d\"}", 0);
+    refused(line, CONTROL_NO_SUCH_USER, "no user");
+    snprintf(line, sizeof(line), "{\"version\":1,\"request\":\"user\",\"user\":\"%064d\"}", 0);
+    struct control_request r;
+    struct control_error e;
+    assert_int_equal(parse(line, &r, &e), 0);
+    refused("{\"version\":1,\"request\":\"forgive\",\"user\":\"a\",\"reason\":\"x\\ny\"}",
+            CONTROL_BAD_REQUEST, "control characters");
+    refused("{\"version\":1,\"request\":\"forgive\",\"user\":\"a\",\"reason\":\"\xff\"}",
+            CONTROL_BAD_REQUEST, "not JSON"); /* not UTF-8 */
+    char *long_reason = xasprintf("{\"version\":1,\"request\":\"forgive\",\"user\":\"a\","
+                                  "\"reason\":\"%0*d\"}", CONTROL_REASON_MAX + 1, 0);
+    refused(long_reason, CONTROL_BAD_REQUEST, "at most");
+    free(long_reason);
+}
+
+static void test_a_line_too_long_is_refused_before_parsing(void **state)
+{
+    (void)state;
+    char *line = xmalloc(CONTROL_LINE_MAX);
+    memset(line, ' ', CONTROL_LINE_MAX);
+    struct control_request r;
+    struct control_error e;
+    assert_int_equal(control_parse_request(line, CONTROL_LINE_MAX, &r, &e), -1);
+    assert_int_equal(e.code, CONTROL_TOO_LONG);
+    free(line);
+}
+
+static void test_replies_round_trip(void **state)
+{
+    (void)state;
+    struct control_error e;
+    char *line = control_line(control_reply_error(CONTROL_REFUSED, "root or wheel needed"));
+    json_t *r = control_parse_reply(line, strlen(line), &e);
+    assert_non_null(r);
+    assert_int_equal(e.code, CONTROL_REFUSED);
+    assert_string_equal(e.message, "root or wheel needed");
+    json_decref(r);
+    free(line);
+
+    json_t *ok = control_reply_ok();
+    json_object_set_new(ok, "mode", json_string("observe"));
+    line = control_line(ok);
+    r = control_parse_reply(line, strlen(line), &e);
+    assert_non_null(r);
+    assert_true(json_is_true(json_object_get(r, "ok")));
+    assert_string_equal(json_string_value(json_object_get(r, "mode")), "observe");
+    json_decref(r);
+    free(line);
+
+    assert_null(control_parse_reply("hello", 5, &e));
+    assert_int_equal(e.code, CONTROL_BAD_REQUEST);
+    const char *v2 = "{\"version\":2,\"ok\":true}";
+    assert_null(control_parse_reply(v2, strlen(v2), &e));
+    assert_int_equal(e.code, CONTROL_BAD_VERSION);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_each_request_parses),
+        cmocka_unit_test(test_what_the_tool_sends_the_daemon_reads),
+        cmocka_unit_test(test_malformed_requests_are_errors_that_say_why),
+        cmocka_unit_test(test_exempt_needs_a_duration_or_remove_and_a_reason),
+        cmocka_unit_test(test_hostile_names_and_reasons_are_refused),
+        cmocka_unit_test(test_a_line_too_long_is_refused_before_parsing),
+        cmocka_unit_test(test_replies_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

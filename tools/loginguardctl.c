@@ -1,0 +1,482 @@
+/* loginguardctl: ask the running loginguardd (loginguardctl(1)).  One
+ * request a run over the control socket; the daemon decides what the
+ * caller may see and do from the kernel's word on who is asking. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "configfile.h"
+#include "control_proto.h"
+#include "units.h"
+#include "utf8.h"
+#include "util.h"
+
+#define DEFAULT_CONFIG SYSCONFDIR "/loginguard/loginguard.conf"
+#define REPLY_TIMEOUT_MS 10000
+/* The daemon's replies are bounded by it (4 MiB); this is the tool's own
+ * bound, a little above. */
+#define REPLY_MAX (5u << 20)
+
+enum exit_code { EXIT_OK = 0, EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
+
+struct args {
+    const char *socket;
+    const char *config;
+    bool json, all, remove;
+    const char *reason;
+    const char *duration;
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: loginguardctl [--socket PATH | --config FILE] [--json] COMMAND\n"
+          "  status [--all]                      mode, policy, users by current usage\n"
+          "  user NAME|UID                       one user's usage, level and exemption\n"
+          "  me                                  the same about yourself\n"
+          "  forgive NAME [--reason TEXT]        level back to none (root, admin_group)\n"
+          "  exempt NAME --for DURATION --reason TEXT   a temporary exemption\n"
+          "  exempt NAME --remove                end one now\n"
+          "exit status: 0 done, 1 refused or an error from the daemon, 2 usage,\n"
+          "3 the daemon cannot be reached\n",
+          f);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("loginguardctl: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\n", stderr);
+    va_end(ap);
+    usage(stderr);
+    return EXIT_USAGE;
+}
+
+/* Text the daemon sends comes from passwd and from admins: printed so
+ * that it can only show. */
+static void put_text(const char *s, int width)
+{
+    size_t len = strlen(s);
+    char *out = xmalloc(4 * len + 1);
+    size_t n = utf8_escape(s, len, out, 4 * len + 1);
+    printf("%-*s", width, out);
+    (void)n;
+    free(out);
+}
+
+static const char *str(const json_t *o, const char *key, const char *none)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : none;
+}
+
+/* ------------------------------------------------------------------ */
+/* Talking to the daemon */
+
+static int socket_path(const struct args *a, char **path)
+{
+    if (a->socket) {
+        *path = xstrdup(a->socket);
+        return 0;
+    }
+    struct policy p;
+    struct errors errs = {0};
+    const char *config = a->config ? a->config : DEFAULT_CONFIG;
+    if (config_load(config, a->config != NULL, &p, &errs) < 0) {
+        for (size_t i = 0; i < errs.count; i++)
+            fprintf(stderr, "%s\n", errs.messages[i]);
+        fprintf(stderr, "loginguardctl: cannot read the socket's path from %s; give "
+                "--socket PATH\n", config);
+        errors_free(&errs);
+        return -1;
+    }
+    *path = xstrdup(p.control_socket);
+    policy_free(&p);
+    errors_free(&errs);
+    return 0;
+}
+
+static int connect_to(const char *path)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(addr.sun_path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* One line from fd, within the timeout; NULL with errno. */
+static char *read_line(int fd, size_t *len)
+{
+    size_t cap = 65536, n = 0;
+    char *buf = xmalloc(cap);
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, REPLY_TIMEOUT_MS);
+        if (r == 0)
+            errno = ETIMEDOUT;
+        ssize_t got = r > 0 ? read(fd, buf + n, cap - n) : -1;
+        if (got == 0)
+            errno = ECONNRESET;
+        if (got <= 0) {
+            free(buf);
+            return NULL;
+        }
+        char *nl = memchr(buf + n, '\n', (size_t)got);
+        n += (size_t)got;
+        if (nl) {
+            *len = (size_t)(nl - buf);
+            return buf;
+        }
+        if (n == cap) {
+            if (cap >= REPLY_MAX) {
+                free(buf);
+                errno = EMSGSIZE;
+                return NULL;
+            }
+            cap *= 2;
+            buf = xreallocarray(buf, cap, 1);
+        }
+    }
+}
+
+/* The reply to req, or NULL after saying why (*code set). */
+static json_t *ask(const char *path, const struct control_request *req, int *code,
+                   struct control_error *err)
+{
+    int fd = connect_to(path);
+    if (fd < 0) {
+        fprintf(stderr, "loginguardctl: cannot reach loginguardd at %s: %s%s\n", path,
+                strerror(errno),
+                errno == ENOENT || errno == ECONNREFUSED ? " (is it running?)" : "");
+        *code = EXIT_UNREACHABLE;
+        return NULL;
+    }
+    char *line = control_line(control_request_json(req));
+    size_t len = strlen(line), off = 0;
+    while (off < len) {
+        ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL);
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+    free(line);
+    size_t rlen = 0;
+    char *reply = off == len ? read_line(fd, &rlen) : NULL;
+    int e = errno;
+    close(fd);
+    if (!reply) {
+        fprintf(stderr, "loginguardctl: no reply from loginguardd at %s: %s\n", path,
+                strerror(e));
+        *code = EXIT_UNREACHABLE;
+        return NULL;
+    }
+    json_t *r = control_parse_reply(reply, rlen, err);
+    free(reply);
+    if (!r) {
+        fprintf(stderr, "loginguardctl: %s\n", err->message);
+        *code = EXIT_REFUSED;
+    }
+    return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Showing replies */
+
+static void time_text(const json_t *t, char *buf, size_t len)
+{
+    const char *s = json_string_value(t);
+    if (!s) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    /* "2026-01-31T12:00:00.000Z" -> "2026-01-31 12:00:00Z" */
+    snprintf(buf, len, "%.10s %.8sZ", s, strlen(s) > 11 ? s + 11 : "");
+}
+
+enum { COL_USER, COL_UID, COL_CORES, COL_MEMORY, COL_PROCS, COL_LEVEL, COL_UNTIL, COL_EXEMPT,
+       COLS };
+static const char *const headings[COLS] = {"USER", "UID", "CORES", "MEMORY", "PROCS",
+                                           "LEVEL", "UNTIL", "EXEMPT UNTIL"};
+
+static void row_cells(const json_t *u, char cells[COLS][80])
+{
+    const char *name = str(u, "user", "");
+    size_t len = strlen(name);
+    char *shown = xmalloc(4 * len + 1);
+    utf8_escape(name, len, shown, 4 * len + 1);
+    snprintf(cells[COL_USER], 80, "%s", name[0] ? shown : "-");
+    free(shown);
+    snprintf(cells[COL_UID], 80, "%lld", (long long)json_integer_value(json_object_get(u, "uid")));
+    snprintf(cells[COL_CORES], 80, "%.2f", json_real_value(json_object_get(u, "cpu_cores")));
+    format_size((uint64_t)json_integer_value(json_object_get(u, "memory_bytes")),
+                cells[COL_MEMORY], 80);
+    snprintf(cells[COL_PROCS], 80, "%lld",
+             (long long)json_integer_value(json_object_get(u, "processes")));
+    json_int_t level = json_integer_value(json_object_get(u, "level"));
+    if (level > 0)
+        snprintf(cells[COL_LEVEL], 80, "%lld %s", (long long)level, str(u, "level_name", ""));
+    else
+        snprintf(cells[COL_LEVEL], 80, "%s", "none");
+    time_text(json_object_get(u, "until"), cells[COL_UNTIL], 80);
+    if (json_is_string(json_object_get(u, "protected")))
+        snprintf(cells[COL_EXEMPT], 80, "always (%s)", str(u, "protected", ""));
+    else
+        time_text(json_object_get(u, "exempt_until"), cells[COL_EXEMPT], 80);
+}
+
+/* Every column as wide as its widest cell; numbers to the right. */
+static void print_table(const json_t *users)
+{
+    size_t n = json_array_size(users);
+    char (*cells)[COLS][80] = xcalloc(n + 1, sizeof(*cells));
+    int width[COLS];
+    for (int c = 0; c < COLS; c++) {
+        snprintf(cells[0][c], 80, "%s", headings[c]);
+        width[c] = (int)strlen(headings[c]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        row_cells(json_array_get(users, i), cells[i + 1]);
+        for (int c = 0; c < COLS; c++)
+            if ((int)strlen(cells[i + 1][c]) > width[c])
+                width[c] = (int)strlen(cells[i + 1][c]);
+    }
+    for (size_t i = 0; i <= n; i++) {
+        for (int c = 0; c < COLS; c++) {
+            bool number = c == COL_UID || c == COL_CORES || c == COL_MEMORY || c == COL_PROCS;
+            const char *sep = c + 1 < COLS ? "  " : "\n";
+            if (c + 1 == COLS)
+                printf("%s%s", cells[i][c], sep);
+            else
+                printf(number ? "%*s%s" : "%-*s%s", width[c], cells[i][c], sep);
+        }
+    }
+    free(cells);
+}
+
+static void print_status(const json_t *r)
+{
+    const json_t *p = json_object_get(r, "policy");
+    char mem[32], share_mem[32], window[32], sampled[64];
+    format_size((uint64_t)json_integer_value(json_object_get(p, "violation_memory_bytes")), mem,
+                sizeof(mem));
+    format_size((uint64_t)json_integer_value(json_object_get(p, "share_memory_bytes")),
+                share_mem, sizeof(share_mem));
+    format_duration((uint64_t)json_integer_value(json_object_get(p, "window_s")) * USEC_PER_SEC,
+                    window, sizeof(window));
+    time_text(json_object_get(r, "sampled"), sampled, sizeof(sampled));
+    printf("mode: %s%s%s\n", str(r, "mode", "?"), json_is_string(json_object_get(r, "backend"))
+                                                      ? ", backend " : "",
+           str(r, "backend", ""));
+    printf("policy: a violation is above %.2f cores or %s for %s; share %.2f cores, %s; "
+           "levels:", json_real_value(json_object_get(p, "violation_cpu_cores")), mem, window,
+           json_real_value(json_object_get(p, "share_cpu_cores")), share_mem);
+    const json_t *levels = json_object_get(p, "levels");
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        printf(" %zu ", i + 1);
+        put_text(json_string_value(json_array_get(levels, i)) ? json_string_value(
+                                                                  json_array_get(levels, i))
+                                                            : "?",
+                 0);
+    }
+    printf("\nsampled: %s\n\n", sampled);
+    print_table(json_object_get(r, "users"));
+}
+
+static void print_user(const json_t *u)
+{
+    char cells[COLS][80];
+    row_cells(u, cells);
+    for (int c = 0; c < COLS; c++)
+        if (c != COL_UID)
+            printf("%-13s %s\n", c == COL_USER ? "user" : c == COL_CORES   ? "cores"
+                                                      : c == COL_MEMORY  ? "memory"
+                                                      : c == COL_PROCS   ? "processes"
+                                                      : c == COL_LEVEL   ? "level"
+                                                      : c == COL_UNTIL   ? "limits until"
+                                                                         : "exempt until",
+                   cells[c]);
+    printf("%-13s %s\n", "uid", cells[COL_UID]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Commands */
+
+static int build_request(int argc, char **argv, const struct args *a, struct control_request *req)
+{
+    memset(req, 0, sizeof(*req));
+    if (argc < 1)
+        return usage_error("no command given");
+    const char *cmd = argv[0];
+    int want_args = 1;
+    if (strcmp(cmd, "status") == 0) {
+        req->op = CONTROL_STATUS;
+        req->all = a->all;
+        want_args = 0;
+    } else if (strcmp(cmd, "me") == 0) {
+        req->op = CONTROL_USER;
+        want_args = 0;
+    } else if (strcmp(cmd, "user") == 0) {
+        req->op = CONTROL_USER;
+    } else if (strcmp(cmd, "forgive") == 0) {
+        req->op = CONTROL_FORGIVE;
+    } else if (strcmp(cmd, "exempt") == 0) {
+        req->op = CONTROL_EXEMPT;
+    } else {
+        return usage_error("unknown command \"%s\"", cmd);
+    }
+    if (argc - 1 != want_args)
+        return usage_error("%s takes %s", cmd, want_args ? "one user (a name or a uid)"
+                                                          : "no arguments");
+    if (a->all && req->op != CONTROL_STATUS)
+        return usage_error("--all is for status");
+    if (a->reason && req->op != CONTROL_FORGIVE && req->op != CONTROL_EXEMPT)
+        return usage_error("--reason is for forgive and exempt");
+    if ((a->duration || a->remove) && req->op != CONTROL_EXEMPT)
+        return usage_error("--for and --remove are for exempt");
+    if (want_args) {
+        const char *who = argv[1];
+        char *end;
+        errno = 0;
+        unsigned long uid = strtoul(who, &end, 10);
+        req->has_user = true;
+        if (who[0] >= '0' && who[0] <= '9' && !*end && !errno && uid < (uid_t)-1) {
+            req->by_uid = true;
+            req->uid = (uid_t)uid;
+        } else if (strlen(who) <= CONTROL_NAME_MAX) {
+            copy_string(req->name, sizeof(req->name), who);
+        } else {
+            return usage_error("no user name is that long");
+        }
+    }
+    if (a->reason) {
+        if (strlen(a->reason) > CONTROL_REASON_MAX)
+            return usage_error("a reason is at most %d bytes", CONTROL_REASON_MAX);
+        copy_string(req->reason, sizeof(req->reason), a->reason);
+    }
+    if (req->op == CONTROL_EXEMPT) {
+        if (!!a->duration == a->remove)
+            return usage_error("exempt takes --for DURATION or --remove");
+        req->remove = a->remove;
+        if (a->duration) {
+            uint64_t usec;
+            char why[200];
+            if (parse_duration(a->duration, a->duration, &usec, why, sizeof(why)) < 0)
+                return usage_error("--for: %s", why);
+            req->duration = (usec + USEC_PER_SEC - 1) / USEC_PER_SEC;
+            if (!a->reason)
+                return usage_error("exempt --for needs --reason TEXT");
+        }
+    }
+    return EXIT_OK;
+}
+
+static void print_reply(const struct control_request *req, const json_t *r)
+{
+    const json_t *u = json_object_get(r, "user");
+    switch (req->op) {
+    case CONTROL_STATUS:
+        print_status(r);
+        break;
+    case CONTROL_USER:
+        print_user(u);
+        break;
+    case CONTROL_FORGIVE:
+        put_text(str(u, "user", "?"), 0);
+        printf(": forgiven; level none, limits back to the share\n");
+        break;
+    case CONTROL_EXEMPT: {
+        char until[64];
+        time_text(json_object_get(u, "exempt_until"), until, sizeof(until));
+        put_text(str(u, "user", "?"), 0);
+        if (req->remove)
+            printf(": exemption removed\n");
+        else
+            printf(": exempt until %s\n", until);
+        break;
+    }
+    }
+}
+
+static int parse_options(int argc, char **argv, struct args *a)
+{
+    static const struct option longopts[] = {
+        {"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},         {"all", no_argument, NULL, 'a'},
+        {"reason", required_argument, NULL, 'r'}, {"for", required_argument, NULL, 'f'},
+        {"remove", no_argument, NULL, 'R'},       {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's': a->socket = optarg; break;
+        case 'c': a->config = optarg; break;
+        case 'j': a->json = true; break;
+        case 'a': a->all = true; break;
+        case 'r': a->reason = optarg; break;
+        case 'f': a->duration = optarg; break;
+        case 'R': a->remove = true; break;
+        case 'h': usage(stdout); exit(EXIT_OK);
+        default: usage(stderr); return -1;
+        }
+    }
+    if (a->socket && a->config)
+        return usage_error("--socket and --config: give one"), -1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct args a = {0};
+    if (parse_options(argc, argv, &a) < 0)
+        return EXIT_USAGE;
+    struct control_request req;
+    if (build_request(argc - optind, argv + optind, &a, &req) != EXIT_OK)
+        return EXIT_USAGE;
+    char *path;
+    if (socket_path(&a, &path) < 0)
+        return EXIT_USAGE;
+    int code = EXIT_OK;
+    struct control_error err;
+    json_t *r = ask(path, &req, &code, &err);
+    free(path);
+    if (!r)
+        return code;
+    if (json_is_false(json_object_get(r, "ok"))) {
+        char shown[4 * sizeof(err.message)];
+        utf8_escape(err.message, strlen(err.message), shown, sizeof(shown));
+        fprintf(stderr, "loginguardctl: %s: %s\n", control_code_name(err.code), shown);
+        code = EXIT_REFUSED;
+    } else if (a.json) {
+        char *text = json_dumps(r, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+        if (text)
+            puts(text);
+        free(text);
+    } else {
+        print_reply(&req, r);
+    }
+    json_decref(r);
+    return code;
+}

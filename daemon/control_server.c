@@ -75,8 +75,13 @@ int control_server_open(struct control_server *s, const char *path, control_hand
     if (clear_path(path, err, err_len) < 0)
         return -1;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-        chmod(path, 0666) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
+    /* Made 0666 by bind itself: a chmod of the path afterwards would
+     * follow a link put there meanwhile (were control_socket in a
+     * directory a user can write). */
+    mode_t old_umask = umask(0111);
+    int bound = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&addr, sizeof(addr));
+    umask(old_umask);
+    if (bound < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
         snprintf(err, err_len, "%s: cannot listen: %s; check that its directory exists and is "
                  "root's", path, strerror(errno));
         if (fd >= 0)

@@ -50,7 +50,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <jansson.h>
 #include <signal.h>

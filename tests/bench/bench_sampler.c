@@ -38,7 +38,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -166,19 +165,9 @@ static int cg_remove_all(void)
 /* ------------------------------------------------------------------ */
 /* paths, the temporary config                                          */
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static void remove_tmpdir(void)
 {
-    if (G.tmpdir[0] && strncmp(G.tmpdir, "/tmp/lgbench.", 13) == 0)
-        nftw(G.tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    remove_bench_tree(G.tmpdir);
     G.tmpdir[0] = '\0';
 }
 

@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,15 +142,6 @@ long count_adopted(const char *parent, int *groups)
 
 
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 void remove_tmpdir(void)
 {
     const char *keep = getenv("LG_BENCH_KEEP");
@@ -159,8 +149,7 @@ void remove_tmpdir(void)
         printf("bench: kept %s (LG_BENCH_KEEP=1)\n", BD.tmpdir);
         BD.tmpdir[0] = '\0';
     }
-    if (BD.tmpdir[0] && strncmp(BD.tmpdir, "/tmp/lgbench-", 13) == 0)
-        nftw(BD.tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    remove_bench_tree(BD.tmpdir);
     BD.tmpdir[0] = '\0';
 }
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -868,4 +869,19 @@ double status_mib(pid_t pid, const char *key)
         free(t);
     }
     return v;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+void remove_bench_tree(const char *dir)
+{
+    if (dir[0] && strncmp(dir, "/tmp/lgbench", 12) == 0)
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

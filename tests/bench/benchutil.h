@@ -178,4 +178,8 @@ struct memory_reading {
 };
 struct memory_reading read_memory(pid_t pid);
 
+/* Remove a benchmark's temporary directory and all below it; only one
+ * of its own (/tmp/lgbench...), and without following links. */
+void remove_bench_tree(const char *dir);
+
 #endif

@@ -10,8 +10,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "config_dump.h"
-#include "configfile.h"
+#include "config_check.h"
 #include "daemon.h"
 
 #define DEFAULT_CONFIG SYSCONFDIR "/loginguard/loginguard.conf"
@@ -117,51 +116,12 @@ static int parse_options(int argc, char **argv, struct options *opt)
     return 0;
 }
 
-static int check_config(struct daemon *d)
+/* --check-config [--dump], as loginguardctl check-config does it. */
+static int check_config(const struct options *opt)
 {
-    struct policy p;
-    if (daemon_load_policy(d, &p, true) < 0) {
-        fprintf(stderr, "%s: the configuration has errors (above); nothing was changed\n",
-                d->opt.config_path);
-        return 1;
-    }
-    printf("%s: OK (%s mode, %zu levels, %zu rules)\n", d->opt.config_path, mode_name(p.mode),
-           p.level_count, p.rules.count);
-    policy_free(&p);
-    return 0;
-}
-
-/* --check-config --dump: the errors as --check-config prints them, or
- * else the policy. */
-static int dump_config(struct daemon *d)
-{
-    struct policy p;
-    struct config_origins origins;
-    struct errors errs = {0};
-    int rc = config_load_traced(d->opt.config_path, d->opt.config_given, &p, &origins, &errs);
-    for (size_t i = 0; i < errs.count; i++)
-        fprintf(stderr, "%s\n", errs.messages[i]);
-    errors_free(&errs);
-    if (rc < 0) {
-        fprintf(stderr, "%s: the configuration has errors (above); nothing to dump\n",
-                d->opt.config_path);
-    } else {
-        if (d->opt.force_observe) {
-            struct config_origin *mode =
-                &origins.keys[config_key_find("daemon", "mode") - config_keys];
-            free(mode->file);
-            *mode = (struct config_origin){.note = "the --observe option"};
-            p.mode = MODE_OBSERVE;
-        }
-        config_dump(stdout, &p, &origins);
-        policy_free(&p);
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            perror("loginguardd: writing the dump");
-            rc = -1;
-        }
-    }
-    config_origins_free(&origins);
-    return rc < 0 ? 1 : 0;
+    struct config_check_args a = {.path = opt->config_path, .must_exist = opt->config_given,
+                                  .force_observe = opt->force_observe, .dump = opt->dump};
+    return config_check(&a, stdout, stderr);
 }
 
 int main(int argc, char **argv)
@@ -169,10 +129,8 @@ int main(int argc, char **argv)
     static struct daemon d = {.state_lock = -1};
     if (parse_options(argc, argv, &d.opt) < 0)
         return 2;
-    if (d.opt.dump)
-        return dump_config(&d);
     if (d.opt.check_only)
-        return check_config(&d);
+        return check_config(&d.opt);
 
     openlog("loginguardd", LOG_PID | (d.opt.foreground ? 0 : LOG_CONS), LOG_DAEMON);
     if (geteuid() != 0) {

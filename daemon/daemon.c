@@ -17,6 +17,7 @@
 #include "instance_lock.h"
 #include "notify.h"
 #include "persist.h"
+#include "policy_diff.h"
 #include "service_notify.h"
 #include "state.h"
 #include "util.h"
@@ -25,8 +26,10 @@ volatile sig_atomic_t stop_requested;
 volatile sig_atomic_t reload_requested;
 
 /* Load the policy named on the command line; with report, print every
- * error (file:line: what) to the log. */
-int daemon_load_policy(struct daemon *d, struct policy *out, bool report)
+ * error (file:line: what) to the log.  With keep, the errors are also
+ * handed over (a reload asked for on the control socket replies with
+ * them). */
+int daemon_load_policy(struct daemon *d, struct policy *out, bool report, struct errors *keep)
 {
     struct errors errs = {0};
     int rc = config_load(d->opt.config_path, d->opt.config_given, out, &errs);
@@ -38,7 +41,12 @@ int daemon_load_policy(struct daemon *d, struct policy *out, bool report)
     }
     if (rc == 0 && d->opt.force_observe)
         out->mode = MODE_OBSERVE;
-    errors_free(&errs);
+    if (keep) {
+        errors_free(keep);
+        *keep = errs;
+    } else {
+        errors_free(&errs);
+    }
     return rc;
 }
 
@@ -283,17 +291,46 @@ int daemon_start(struct daemon *d)
     return 0;
 }
 
-void daemon_reload(struct daemon *d)
+/* The reload's event: who asked (by: fields to add, NULL for SIGHUP)
+ * and, after errors, the first of them. */
+#define RELOAD_EVENT_ERRORS 10
+
+static void reload_event(struct daemon *d, const char *name, const char *message,
+                         const json_t *by, const struct errors *errs)
 {
+    json_t *e = event_daemon(name, message, &d->policy, d->events.host, now_realtime_usec());
+    if (by)
+        json_object_update(e, (json_t *)by);
+    if (errs && errs->count) {
+        json_t *list = json_array();
+        for (size_t i = 0; i < errs->count && i < RELOAD_EVENT_ERRORS; i++)
+            json_array_append_new(list, json_from_bytes(errs->messages[i],
+                                                        strlen(errs->messages[i])));
+        json_object_set_new(e, "error_count", json_integer((json_int_t)errs->count));
+        json_object_set_new(e, "errors", list);
+    }
+    event_log_write(&d->events, e);
+}
+
+int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out)
+{
+    struct reload_outcome none;
+    if (!out)
+        out = &none;
+    memset(out, 0, sizeof(*out));
     service_notify("RELOADING=1");
     struct policy fresh;
-    if (daemon_load_policy(d, &fresh, true) < 0) {
-        log_event(d, "config_error", "reload failed; the running policy stays (errors in syslog)");
+    int rc = daemon_load_policy(d, &fresh, true, &out->errors);
+    if (rc < 0) {
+        reload_event(d, "config_error", "reload failed; the running policy stays (errors in syslog)",
+                     by, &out->errors);
     } else {
+        policy_diff(&d->policy, &fresh, &out->changes);
+        out->summary = policy_changes_text(&d->policy, &fresh, &out->changes);
         sampler_reclassify(&d->sampler, &fresh);
         policy_free(&d->policy);
         d->policy = fresh;
-        log_event(d, "config_reloaded", NULL);
+        reload_event(d, "config_reloaded", out->summary, by, NULL);
         /* A change of mode takes effect now; a failure to enforce keeps
          * observing (the error is an event). */
         bool was = d->enforcing;
@@ -317,6 +354,17 @@ void daemon_reload(struct daemon *d)
     /* SIGHUP is also logrotate's signal: always reopen the event log. */
     open_event_log(d, d->policy.event_log);
     service_notify("READY=1");
+    if (out == &none)
+        reload_outcome_free(out);
+    return rc;
+}
+
+void reload_outcome_free(struct reload_outcome *o)
+{
+    errors_free(&o->errors);
+    policy_changes_free(&o->changes);
+    free(o->summary);
+    o->summary = NULL;
 }
 
 /* Whose subordinate uids are whose: said at start and whenever
@@ -487,7 +535,7 @@ void daemon_run(struct daemon *d)
     while (!stop_requested) {
         if (reload_requested) {
             reload_requested = 0;
-            daemon_reload(d);
+            daemon_reload(d, NULL, NULL);
         }
         daemon_tick(d);
         /* The kernel's sockets are watched only once DRAIN_PERIOD has

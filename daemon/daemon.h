@@ -14,6 +14,7 @@
 #include "notice_rate.h"
 #include "persist.h"
 #include "policy.h"
+#include "policy_diff.h"
 #include "proc_connector.h"
 #include "sampler.h"
 #include "snapshot.h"
@@ -58,12 +59,26 @@ struct daemon {
 extern volatile sig_atomic_t stop_requested;
 extern volatile sig_atomic_t reload_requested;
 
-int daemon_load_policy(struct daemon *d, struct policy *out, bool report);
+int daemon_load_policy(struct daemon *d, struct policy *out, bool report, struct errors *keep);
 /* Lock the state directory (made if missing); -1 after saying why. */
 int daemon_lock_state(struct daemon *d);
 int daemon_start(struct daemon *d);
 void daemon_run(struct daemon *d);
-void daemon_reload(struct daemon *d);
+/* What a reload came to: the config's errors (the running policy stayed),
+ * or what changed. */
+struct reload_outcome {
+    struct errors errors;
+    struct policy_changes changes;
+    char *summary;          /* policy_changes_text, after a reload that took */
+};
+
+/* Load the config again and swap it in (SIGHUP, loginguardctl reload);
+ * always reopen the event log.  by: fields naming who asked, added to the
+ * config_reloaded or config_error event (NULL: a signal).  out (or NULL)
+ * gets the outcome, freed with reload_outcome_free.  Returns 0, or -1
+ * when the config has errors and the running policy stays. */
+int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out);
+void reload_outcome_free(struct reload_outcome *o);
 void daemon_finish(struct daemon *d);
 void daemon_tick(struct daemon *d);
 

@@ -137,7 +137,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "loginguardd: must run as root (it reads every user's processes)\n");
         return 1;
     }
-    if (daemon_load_policy(&d, &d.policy, true) < 0)
+    if (daemon_load_policy(&d, &d.policy, true, NULL) < 0)
         return 1;
     /* A second instance says so on the terminal that started it. */
     if (daemon_lock_state(&d) < 0)

@@ -10,13 +10,14 @@
 
 static const char *const op_names[] = {
     [CONTROL_STATUS] = "status", [CONTROL_USER] = "user", [CONTROL_FORGIVE] = "forgive",
-    [CONTROL_EXEMPT] = "exempt",
+    [CONTROL_EXEMPT] = "exempt", [CONTROL_RELOAD] = "reload",
 };
 
 static const char *const code_names[] = {
     [CONTROL_BAD_REQUEST] = "bad_request", [CONTROL_BAD_VERSION] = "bad_version",
     [CONTROL_TOO_LONG] = "too_long",       [CONTROL_REFUSED] = "refused",
     [CONTROL_NO_SUCH_USER] = "no_such_user", [CONTROL_FAILED] = "failed",
+    [CONTROL_INVALID_CONFIG] = "invalid_config",
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -87,6 +88,8 @@ static bool key_allowed(enum control_op op, const char *key)
     case CONTROL_EXEMPT:
         return strcmp(key, "user") == 0 || strcmp(key, "reason") == 0 ||
                strcmp(key, "for") == 0 || strcmp(key, "remove") == 0;
+    case CONTROL_RELOAD:
+        return false;
     }
     return false;
 }
@@ -111,7 +114,7 @@ static int parse_op(const json_t *root, struct control_request *req, struct cont
         }
     }
     return fail(err, CONTROL_BAD_REQUEST,
-                "unknown request (known: status, user, forgive, exempt)");
+                "unknown request (known: status, user, forgive, exempt, reload)");
 }
 
 static int parse_user(const json_t *v, struct control_request *req, struct control_error *err)

@@ -7,6 +7,7 @@
  *   {"version": 1, "request": "forgive", "user": "alice", "reason": "..."}
  *   {"version": 1, "request": "exempt", "user": "alice", "for": 14400, "reason": "..."}
  *   {"version": 1, "request": "exempt", "user": "alice", "remove": true}
+ *   {"version": 1, "request": "reload"}
  * A reply: {"version": 1, "ok": true, ...} or
  *          {"version": 1, "ok": false, "error": {"code": "...", "message": "..."}}
  *
@@ -31,7 +32,7 @@
 /* Exemptions last at most this long: a forgotten one ends by itself. */
 #define CONTROL_EXEMPT_MAX_SEC (366ULL * 86400)
 
-enum control_op { CONTROL_STATUS, CONTROL_USER, CONTROL_FORGIVE, CONTROL_EXEMPT };
+enum control_op { CONTROL_STATUS, CONTROL_USER, CONTROL_FORGIVE, CONTROL_EXEMPT, CONTROL_RELOAD };
 
 /* Error codes, as sent (control_code_name). */
 enum control_code {
@@ -41,6 +42,7 @@ enum control_code {
     CONTROL_REFUSED,       /* the peer may not do this */
     CONTROL_NO_SUCH_USER,
     CONTROL_FAILED,        /* the daemon could not do it (the state could not be saved) */
+    CONTROL_INVALID_CONFIG, /* reload: the config has errors (the reply's "errors") */
 };
 
 struct control_error {

@@ -243,6 +243,54 @@ static json_t *exempt(struct daemon *d, const struct control_conn *c, uid_t uid,
     return failed ? failed : reply_with_user(d, uid, now);
 }
 
+/* At most this many of a broken config's errors go in a reply (each is
+ * at most about 1 KiB, replies at most CONTROL_OUT_MAX); the rest are
+ * counted, and check-config lists them all. */
+#define RELOAD_REPLY_ERRORS 1000
+
+static json_t *string_list(char *const *items, size_t count)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < count; i++)
+        json_array_append_new(a, json_from_bytes(items[i], strlen(items[i])));
+    return a;
+}
+
+/* The same reload as SIGHUP's, with its outcome for the asker: what
+ * changed, or every error (and the running policy stays). */
+static json_t *reload(struct daemon *d, const struct control_conn *c)
+{
+    const char *name = name_of(d, c->peer.uid);
+    json_t *by = json_pack("{s:I, s:o, s:s}", "by_uid", (json_int_t)c->peer.uid, "by",
+                           name[0] ? json_from_bytes(name, strlen(name)) : json_null(),
+                           "request", control_op_name(CONTROL_RELOAD));
+    struct reload_outcome o;
+    int rc = daemon_reload(d, by, &o);
+    json_decref(by);
+    json_t *r;
+    if (rc < 0) {
+        char msg[256];
+        snprintf(msg, sizeof(msg), "%s has errors; the running policy stays",
+                 d->opt.config_path);
+        r = control_reply_error(CONTROL_INVALID_CONFIG, msg);
+        size_t n = o.errors.count < RELOAD_REPLY_ERRORS ? o.errors.count : RELOAD_REPLY_ERRORS;
+        json_object_set_new(r, "errors", string_list(o.errors.messages, n));
+        json_object_set_new(r, "error_count", json_integer((json_int_t)o.errors.count));
+    } else {
+        r = control_reply_ok();
+        json_object_set_new(r, "summary", json_from_bytes(o.summary, strlen(o.summary)));
+        json_object_set_new(r, "mode", json_string(mode_name(d->policy.mode)));
+        json_object_set_new(r, "rules", json_integer((json_int_t)d->policy.rules.count));
+        json_object_set_new(r, "levels", json_integer((json_int_t)d->policy.level_count));
+        json_object_set_new(r, "changed",
+                            string_list(o.changes.settings, o.changes.setting_count));
+        json_object_set_new(r, "rule_files_changed",
+                            string_list(o.changes.rule_files, o.changes.rule_file_count));
+    }
+    reload_outcome_free(&o);
+    return r;
+}
+
 json_t *control_request(struct control_conn *c, const char *line, size_t len, void *arg)
 {
     struct daemon *d = arg;
@@ -253,12 +301,14 @@ json_t *control_request(struct control_conn *c, const char *line, size_t len, vo
     if (c->peer.admin < 0)
         c->peer.admin = control_uid_admin(c->peer.uid, d->policy.admin_group);
     uint64_t now = now_realtime_usec();
+    bool admin = c->peer.admin == 1;
     if (req.op == CONTROL_STATUS)
         return status(d, c, req.all, now);
+    if (req.op == CONTROL_RELOAD)
+        return admin ? reload(d, c) : refuse(d, c, req.op, "reload");
     uid_t uid;
     if (resolve(d, &req, c->peer.uid, &uid, &err) < 0)
         return control_reply_error(err.code, err.message);
-    bool admin = c->peer.admin == 1;
     switch (req.op) {
     case CONTROL_USER:
         if (!admin && uid != c->peer.uid)

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "config_check.h"
 #include "configfile.h"
 #include "control_proto.h"
 #include "units.h"
@@ -31,7 +32,7 @@ enum exit_code { EXIT_OK = 0, EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE
 struct args {
     const char *socket;
     const char *config;
-    bool json, all, remove;
+    bool json, all, remove, dump;
     const char *reason;
     const char *duration;
 };
@@ -45,8 +46,10 @@ static void usage(FILE *f)
           "  forgive NAME [--reason TEXT]        level back to none (root, admin_group)\n"
           "  exempt NAME --for DURATION --reason TEXT   a temporary exemption\n"
           "  exempt NAME --remove                end one now\n"
-          "exit status: 0 done, 1 refused or an error from the daemon, 2 usage,\n"
-          "3 the daemon cannot be reached\n",
+          "  reload                              load the config again (root, admin_group)\n"
+          "  check-config [FILE] [--dump]        check a config without the daemon\n"
+          "exit status: 0 done, 1 refused, an error from the daemon or a config with\n"
+          "errors, 2 usage, 3 the daemon cannot be reached\n",
           f);
 }
 
@@ -343,6 +346,9 @@ static int build_request(int argc, char **argv, const struct args *a, struct con
         req->op = CONTROL_FORGIVE;
     } else if (strcmp(cmd, "exempt") == 0) {
         req->op = CONTROL_EXEMPT;
+    } else if (strcmp(cmd, "reload") == 0) {
+        req->op = CONTROL_RELOAD;
+        want_args = 0;
     } else {
         return usage_error("unknown command \"%s\"", cmd);
     }
@@ -351,6 +357,8 @@ static int build_request(int argc, char **argv, const struct args *a, struct con
                                                           : "no arguments");
     if (a->all && req->op != CONTROL_STATUS)
         return usage_error("--all is for status");
+    if (a->dump)
+        return usage_error("--dump is for check-config");
     if (a->reason && req->op != CONTROL_FORGIVE && req->op != CONTROL_EXEMPT)
         return usage_error("--reason is for forgive and exempt");
     if ((a->duration || a->remove) && req->op != CONTROL_EXEMPT)
@@ -406,6 +414,11 @@ static void print_reply(const struct control_request *req, const json_t *r)
         put_text(str(u, "user", "?"), 0);
         printf(": forgiven; level none, limits back to the share\n");
         break;
+    case CONTROL_RELOAD:
+        printf("reloaded: ");
+        put_text(str(r, "summary", ""), 0);
+        printf("\n");
+        break;
     case CONTROL_EXEMPT: {
         char until[64];
         time_text(json_object_get(u, "exempt_until"), until, sizeof(until));
@@ -419,6 +432,49 @@ static void print_reply(const struct control_request *req, const json_t *r)
     }
 }
 
+/* A reload refused for the config's errors: each of them, as check-config
+ * prints them (and, with --json, the reply). */
+static void print_config_errors(const json_t *r, const struct args *a)
+{
+    const json_t *errors = json_object_get(r, "errors");
+    if (!json_is_array(errors))
+        return;
+    for (size_t i = 0; i < json_array_size(errors); i++) {
+        const char *e = json_string_value(json_array_get(errors, i));
+        size_t len = e ? strlen(e) : 0;
+        char *shown = xmalloc(4 * len + 1);
+        utf8_escape(e ? e : "", len, shown, 4 * len + 1);
+        fprintf(stderr, "%s\n", shown);
+        free(shown);
+    }
+    json_int_t count = json_integer_value(json_object_get(r, "error_count"));
+    if (count > (json_int_t)json_array_size(errors))
+        fprintf(stderr, "... and %lld more (loginguardctl check-config lists them all)\n",
+                (long long)(count - (json_int_t)json_array_size(errors)));
+    if (a->json) {
+        char *text = json_dumps(r, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+        if (text)
+            puts(text);
+        free(text);
+    }
+}
+
+/* check-config [FILE]: the daemon's own check of the config it would
+ * load, without the daemon. */
+static int check_config(int argc, char **argv, const struct args *a)
+{
+    if (argc > 2)
+        return usage_error("check-config takes at most one file");
+    if (argc == 2 && a->config)
+        return usage_error("check-config: give the file or --config, not both");
+    if (a->socket || a->all || a->reason || a->duration || a->remove || a->json)
+        return usage_error("check-config takes only --config FILE and --dump");
+    const char *file = argc == 2 ? argv[1] : a->config;
+    struct config_check_args check = {.path = file ? file : DEFAULT_CONFIG,
+                                      .must_exist = file != NULL, .dump = a->dump};
+    return config_check(&check, stdout, stderr);
+}
+
 static int parse_options(int argc, char **argv, struct args *a)
 {
     static const struct option longopts[] = {
@@ -426,6 +482,7 @@ static int parse_options(int argc, char **argv, struct args *a)
         {"json", no_argument, NULL, 'j'},         {"all", no_argument, NULL, 'a'},
         {"reason", required_argument, NULL, 'r'}, {"for", required_argument, NULL, 'f'},
         {"remove", no_argument, NULL, 'R'},       {"help", no_argument, NULL, 'h'},
+        {"dump", no_argument, NULL, 'D'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -438,6 +495,7 @@ static int parse_options(int argc, char **argv, struct args *a)
         case 'r': a->reason = optarg; break;
         case 'f': a->duration = optarg; break;
         case 'R': a->remove = true; break;
+        case 'D': a->dump = true; break;
         case 'h': usage(stdout); exit(EXIT_OK);
         default: usage(stderr); return -1;
         }
@@ -452,6 +510,8 @@ int main(int argc, char **argv)
     struct args a = {0};
     if (parse_options(argc, argv, &a) < 0)
         return EXIT_USAGE;
+    if (optind < argc && strcmp(argv[optind], "check-config") == 0)
+        return check_config(argc - optind, argv + optind, &a);
     struct control_request req;
     if (build_request(argc - optind, argv + optind, &a, &req) != EXIT_OK)
         return EXIT_USAGE;
@@ -465,6 +525,7 @@ int main(int argc, char **argv)
     if (!r)
         return code;
     if (json_is_false(json_object_get(r, "ok"))) {
+        print_config_errors(r, &a);
         char shown[4 * sizeof(err.message)];
         utf8_escape(err.message, strlen(err.message), shown, sizeof(shown));
         fprintf(stderr, "loginguardctl: %s: %s\n", control_code_name(err.code), shown);

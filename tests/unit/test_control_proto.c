@@ -50,6 +50,8 @@ static void test_each_request_parses(void **state)
     assert_int_equal(
         parse("{\"version\":1,\"request\":\"exempt\",\"user\":\"bob\",\"remove\":true}", &r, &e), 0);
     assert_true(r.remove);
+    assert_int_equal(parse("{\"version\":1,\"request\":\"reload\"}", &r, &e), 0);
+    assert_int_equal(r.op, CONTROL_RELOAD);
 }
 
 static void test_what_the_tool_sends_the_daemon_reads(void **state)
@@ -86,6 +88,8 @@ static void test_malformed_requests_are_errors_that_say_why(void **state)
     refused("{\"version\":1,\"request\":\"status\",\"user\":\"x\"}", CONTROL_BAD_REQUEST,
             "takes no field \"user\"");
     refused("{\"version\":1,\"request\":\"forgive\"}", CONTROL_BAD_REQUEST, "needs \"user\"");
+    refused("{\"version\":1,\"request\":\"reload\",\"user\":\"x\"}", CONTROL_BAD_REQUEST,
+            "\"reload\" takes no field \"user\"");
     refused("{\"version\":1,\"request\":\"user\",\"user\":-1}", CONTROL_BAD_REQUEST, "uid");
     refused("{\"version\":1,\"request\":\"user\",\"user\":4294967295}", CONTROL_BAD_REQUEST, "uid");
     refused("{\"version\":1,\"request\":\"user\",\"user\":true}", CONTROL_BAD_REQUEST, "name or");

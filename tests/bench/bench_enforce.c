@@ -21,6 +21,10 @@
  *      at the end of each, and the rest of the machine's load in each
  *      window beside them.  Then, in this process against the same cgroups,
  *      where one counter-path sample (sampler_sample) spends its time.
+ *      While the daemon still runs with that population, round trips of
+ *      `status` (bench_status.c): on the socket, and through loginguardctl
+ *      as JSON and as a table; median, p95 and max, the reply's size, the
+ *      daemon's CPU per call, and whether its samples stayed on time.
  * It prints figures, and the targets beside them, never pass/fail.
  * Exit status: 0, or 77 when it cannot run at all (not root, ...).
  *
@@ -36,6 +40,7 @@
  *   LG_BENCH_ARGV_BYTES      2b's command lines (32768)
  *   LG_BENCH_RENAMERS, LG_BENCH_RENAME_MS  2b's renaming processes (1000, 250)
  *   LG_BENCH_SAMPLES         in-process samples, one per sample_interval (15)
+ *   LG_BENCH_STATUS_CALLS    status round trips of each way (50; 0 skips them)
  *   LG_BENCH_ADOPT_TIMEOUT   seconds to wait for every process to be moved (300)
  *   LG_BENCH_WAIT_OTHERS     seconds to wait for another loginguardd to end (600)
  *   LG_BENCH_KEEP            1 keeps the temporary directory (configs, event logs)
@@ -67,6 +72,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_status.h"
 #include "benchdaemon.h"
 #include "benchutil.h"
 #include "cgroup_counters.h"
@@ -591,6 +597,7 @@ struct load_result {
     bool connector; /* the in-process sampler had the proc connector, as the daemon */
     uint64_t connector_events;
     struct load_runs inproc_others;
+    struct status_bench status;  /* loginguardctl status against the daemon */
 };
 
 static void count_event_kinds(const char *path, off_t from, struct load_result *r)
@@ -901,6 +908,14 @@ static void load_phase(const struct paths *P, const struct load_kind *kind, int 
             r->kthread_cores = kthreads_busiest(&kt, (wall_us() - k0) / 1e6, r->kthread_top,
                                                 sizeof(r->kthread_top));
             count_event_kinds(R.event_log, ev_from, r);
+            int status_calls = (int)env_long("LG_BENCH_STATUS_CALLS", 50, 0, STATUS_CALLS_MAX);
+            if (status_calls > 0) {
+                char ctl_path[1200], sock[200];
+                snprintf(ctl_path, sizeof(ctl_path), "%s/tools/loginguardctl", P->builddir);
+                snprintf(sock, sizeof(sock), "%s/control.sock", R.dir);
+                status_bench_run(&r->status, ctl_path, sock, R.conf, dpid,
+                                 (double)pol.sample_interval / 1e6, status_calls, 6);
+            }
             int groups;
             r->kept_procs = count_adopted(R.parent, &groups);
             r->disturbed_by = other_daemon();
@@ -979,6 +994,7 @@ static void print_load(const struct load_result *r)
                    r->disturbed_by ? ", another loginguardd runs" : "");
         printf("    events in the windows: %ld%s%s%s\n", r->events_in_window,
                r->event_kinds[0] ? " (" : "", r->event_kinds, r->event_kinds[0] ? ")" : "");
+        status_bench_print(&r->status);
     } else if (r->why[0]) {
         printf("  not measured: %s\n", r->why);
     }

@@ -7,11 +7,20 @@
 #include "config_check.h"
 #include "config_dump.h"
 #include "configfile.h"
+#include "utf8.h"
+#include "util.h"
 
+/* Errors quote the files (a broken line, a path): shown so that a byte
+ * in them cannot act on the terminal. */
 static void print_errors(const struct errors *errs, FILE *err)
 {
-    for (size_t i = 0; i < errs->count; i++)
-        fprintf(err, "%s\n", errs->messages[i]);
+    for (size_t i = 0; i < errs->count; i++) {
+        size_t len = strlen(errs->messages[i]);
+        char *out = xmalloc(4 * len + 1);
+        utf8_escape(errs->messages[i], len, out, 4 * len + 1);
+        fprintf(err, "%s\n", out);
+        free(out);
+    }
 }
 
 static int check_only(const struct config_check_args *a, FILE *out, FILE *err)
@@ -66,4 +75,37 @@ static int dump(const struct config_check_args *a, FILE *out, FILE *err)
 int config_check(const struct config_check_args *a, FILE *out, FILE *err)
 {
     return a->dump ? dump(a, out, err) : check_only(a, out, err);
+}
+
+/* Text from files (paths, pieces of a broken line) as a JSON string that
+ * is valid UTF-8 and shows every control byte as \xNN. */
+static json_t *shown(const char *s)
+{
+    size_t len = strlen(s);
+    char *out = xmalloc(4 * len + 1);
+    utf8_escape(s, len, out, 4 * len + 1);
+    json_t *j = json_string(out);
+    free(out);
+    return j;
+}
+
+json_t *config_check_json(const struct config_check_args *a)
+{
+    struct policy p;
+    struct errors errs = {0};
+    int rc = config_load(a->path, a->must_exist, &p, &errs);
+    json_t *list = json_array();
+    for (size_t i = 0; i < errs.count; i++)
+        json_array_append_new(list, shown(errs.messages[i]));
+    errors_free(&errs);
+    json_t *o = json_pack("{s:o, s:b, s:o}", "file", shown(a->path), "ok", rc == 0, "errors",
+                          list);
+    if (rc == 0) {
+        json_object_set_new(o, "mode", json_string(mode_name(a->force_observe ? MODE_OBSERVE
+                                                                              : p.mode)));
+        json_object_set_new(o, "levels", json_integer((json_int_t)p.level_count));
+        json_object_set_new(o, "rules", json_integer((json_int_t)p.rules.count));
+        policy_free(&p);
+    }
+    return o;
 }

@@ -6,6 +6,7 @@
 #define LOGINGUARD_CONFIG_CHECK_H
 
 #include <stdbool.h>
+#include <jansson.h>
 #include <stdio.h>
 
 /* How path was given: a missing file is an error only when it was named
@@ -22,5 +23,10 @@ struct config_check_args {
  * Returns 0 when the config loads, 1 when it has errors (or the dump
  * could not be written). */
 int config_check(const struct config_check_args *a, FILE *out, FILE *err);
+
+/* The same check as one JSON object, for scripts: {"file", "ok",
+ * "errors": [...], and when ok "mode", "levels", "rules"}.  (dump is not
+ * looked at.) */
+json_t *config_check_json(const struct config_check_args *a);
 
 #endif

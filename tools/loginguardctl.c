@@ -467,12 +467,23 @@ static int check_config(int argc, char **argv, const struct args *a)
         return usage_error("check-config takes at most one file");
     if (argc == 2 && a->config)
         return usage_error("check-config: give the file or --config, not both");
-    if (a->socket || a->all || a->reason || a->duration || a->remove || a->json)
-        return usage_error("check-config takes only --config FILE and --dump");
+    if (a->socket || a->all || a->reason || a->duration || a->remove)
+        return usage_error("check-config takes only --config FILE, --dump and --json");
+    if (a->json && a->dump)
+        return usage_error("--dump is a config file, not JSON: give one of them");
     const char *file = argc == 2 ? argv[1] : a->config;
     struct config_check_args check = {.path = file ? file : DEFAULT_CONFIG,
                                       .must_exist = file != NULL, .dump = a->dump};
-    return config_check(&check, stdout, stderr);
+    if (!a->json)
+        return config_check(&check, stdout, stderr);
+    json_t *r = config_check_json(&check);
+    char *text = json_dumps(r, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+    if (text)
+        puts(text);
+    free(text);
+    int code = json_is_true(json_object_get(r, "ok")) ? EXIT_OK : EXIT_REFUSED;
+    json_decref(r);
+    return code;
 }
 
 static int parse_options(int argc, char **argv, struct args *a)

@@ -139,6 +139,11 @@ cpu = 2 cores
         self.assertIn("'cores'", err)
         self.assertIn(f"{conf}:6: ", err)
         self.assertIn("nothing was changed", err.splitlines()[-1])
+        code, out, err = self.check_config("--json", conf)
+        self.assertEqual(code, 1)
+        reply = json.loads(out)
+        self.assertFalse(reply["ok"])
+        self.assertEqual([e.split(": ")[0] for e in reply["errors"]], [f"{conf}:5", f"{conf}:6"])
         # A file that is not there, and usage.
         self.assertEqual(self.check_config(f"{self.workdir}/none.conf")[0], 1)
         self.assertEqual(self.check_config(conf, "--all")[0], 2)

@@ -92,12 +92,59 @@ static void test_a_named_file_must_exist(void **state)
     output_free(&o);
 }
 
+/* An error quotes the line, whose bytes must not act on a terminal. */
+static void test_errors_show_control_bytes_escaped(void **state)
+{
+    (void)state;
+    make_test_dir();
+    const char *conf = write_file("loginguard.conf", "[violation]\ncpu = 2 c\x1b]0;x\x07ors\n");
+    struct output o;
+    check(conf, true, false, &o);
+    assert_int_equal(o.rc, 1);
+    assert_null(strchr(o.err, '\x1b'));
+    assert_null(strchr(o.err, '\x07'));
+    assert_non_null(strstr(o.err, "\\x1b]0;x\\x07"));
+    output_free(&o);
+    remove_test_dir();
+}
+
+static void test_the_json_says_the_same(void **state)
+{
+    (void)state;
+    make_test_dir();
+    write_file("rules.d/site.rules",
+               "{\"name\": \"sim\", \"class\": \"compute\", \"exe\": \"/opt/sim\"}\n");
+    char conf[300];
+    snprintf(conf, sizeof(conf), "%s", write_file("loginguard.conf", "[daemon]\nmode = enforce\n"));
+    struct config_check_args a = {.path = conf, .must_exist = true};
+    json_t *r = config_check_json(&a);
+    assert_true(json_is_true(json_object_get(r, "ok")));
+    assert_string_equal(json_string_value(json_object_get(r, "mode")), "enforce");
+    assert_int_equal(json_integer_value(json_object_get(r, "rules")), 1);
+    assert_int_equal(json_array_size(json_object_get(r, "errors")), 0);
+    json_decref(r);
+    write_file("loginguard.conf", "[violation]\ncpu = 2 c\x1bors\nwindow = soon\n");
+    r = config_check_json(&a);
+    assert_true(json_is_false(json_object_get(r, "ok")));
+    json_t *errors = json_object_get(r, "errors");
+    assert_int_equal(json_array_size(errors), 2);
+    char where[400];
+    snprintf(where, sizeof(where), "%s:2: ", conf);
+    assert_non_null(strstr(json_string_value(json_array_get(errors, 0)), where));
+    assert_non_null(strstr(json_string_value(json_array_get(errors, 0)), "\\x1b"));
+    assert_null(json_object_get(r, "mode"));
+    json_decref(r);
+    remove_test_dir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_good_config_is_one_ok_line),
         cmocka_unit_test(test_every_error_has_its_file_and_line),
         cmocka_unit_test(test_a_named_file_must_exist),
+        cmocka_unit_test(test_errors_show_control_bytes_escaped),
+        cmocka_unit_test(test_the_json_says_the_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 
 #include "configfile.h"
 #include "control_proto.h"
+#include "events_cmd.h"
 #include "units.h"
 #include "utf8.h"
 #include "util.h"
@@ -34,6 +35,7 @@ struct args {
     bool json, all, remove;
     const char *reason;
     const char *duration;
+    struct events_args events;
 };
 
 static void usage(FILE *f)
@@ -45,8 +47,10 @@ static void usage(FILE *f)
           "  forgive NAME [--reason TEXT]        level back to none (root, admin_group)\n"
           "  exempt NAME --for DURATION --reason TEXT   a temporary exemption\n"
           "  exempt NAME --remove                end one now\n"
+          "  events [--user NAME|UID] [--since 1h|TIME] [--kind K,...] [--follow]\n"
+          "                                      the event log (read from its file)\n"
           "exit status: 0 done, 1 refused or an error from the daemon, 2 usage,\n"
-          "3 the daemon cannot be reached\n",
+          "3 the daemon cannot be reached, 4 the event log cannot be read\n",
           f);
 }
 
@@ -355,6 +359,8 @@ static int build_request(int argc, char **argv, const struct args *a, struct con
         return usage_error("--reason is for forgive and exempt");
     if ((a->duration || a->remove) && req->op != CONTROL_EXEMPT)
         return usage_error("--for and --remove are for exempt");
+    if (a->events.user || a->events.since || a->events.kind_count || a->events.follow)
+        return usage_error("--user, --since, --kind and --follow are for events");
     if (want_args) {
         const char *who = argv[1];
         char *end;
@@ -426,6 +432,8 @@ static int parse_options(int argc, char **argv, struct args *a)
         {"json", no_argument, NULL, 'j'},         {"all", no_argument, NULL, 'a'},
         {"reason", required_argument, NULL, 'r'}, {"for", required_argument, NULL, 'f'},
         {"remove", no_argument, NULL, 'R'},       {"help", no_argument, NULL, 'h'},
+        {"user", required_argument, NULL, 'u'},   {"since", required_argument, NULL, 'S'},
+        {"kind", required_argument, NULL, 'k'},   {"follow", no_argument, NULL, 'F'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -438,6 +446,14 @@ static int parse_options(int argc, char **argv, struct args *a)
         case 'r': a->reason = optarg; break;
         case 'f': a->duration = optarg; break;
         case 'R': a->remove = true; break;
+        case 'u': a->events.user = optarg; break;
+        case 'S': a->events.since = optarg; break;
+        case 'k':
+            a->events.kinds = xreallocarray(a->events.kinds, a->events.kind_count + 1,
+                                            sizeof(*a->events.kinds));
+            a->events.kinds[a->events.kind_count++] = optarg;
+            break;
+        case 'F': a->events.follow = true; break;
         case 'h': usage(stdout); exit(EXIT_OK);
         default: usage(stderr); return -1;
         }
@@ -447,13 +463,31 @@ static int parse_options(int argc, char **argv, struct args *a)
     return 0;
 }
 
+/* Not a request: the event log is read from its file. */
+static int events_main(int argc, char **argv, struct args *a)
+{
+    if (a->all || a->reason || a->duration || a->remove)
+        return usage_error("--all, --reason, --for and --remove are not for events");
+    if (a->socket)
+        return usage_error("events reads the event log, not the socket: give --config FILE");
+    a->events.config = a->config;
+    a->events.json = a->json;
+    int code = events_command(argc, argv, &a->events);
+    free(a->events.kinds);
+    return code;
+}
+
 int main(int argc, char **argv)
 {
     struct args a = {0};
     if (parse_options(argc, argv, &a) < 0)
         return EXIT_USAGE;
+    if (optind < argc && strcmp(argv[optind], "events") == 0)
+        return events_main(argc - optind - 1, argv + optind + 1, &a);
     struct control_request req;
-    if (build_request(argc - optind, argv + optind, &a, &req) != EXIT_OK)
+    int built = build_request(argc - optind, argv + optind, &a, &req);
+    free(a.events.kinds);
+    if (built != EXIT_OK)
         return EXIT_USAGE;
     char *path;
     if (socket_path(&a, &path) < 0)

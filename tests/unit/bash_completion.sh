@@ -16,6 +16,7 @@ dir=$(mktemp -d /tmp/lgcomp.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 : >"$dir/loginguard.conf"
 : >"$dir/local.conf"
+: >"$dir/with blanks.conf"
 
 # complete WORD... : COMPREPLY for the command line WORD..., the cursor
 # at the end of the last word ("" for a new word).
@@ -107,6 +108,7 @@ has user_forgiven loginguardctl events --kind ""
 has daemon_stopped loginguardctl events --kind ""
 expect "$dir/local.conf $dir/loginguard.conf" loginguardctl check-config "$dir/l"
 expect "$dir/loginguard.conf" loginguardctl --config "$dir/log"
+has "$dir/with blanks.conf" loginguardctl --config "$dir/w"
 expect "$dir/loginguard.conf" loginguardctl --config = "$dir/log"
 expect "10m 1d 1h" loginguardctl events --since 1
 expect "today" loginguardctl events --since to

@@ -128,6 +128,8 @@ static int log_path(const struct events_args *a, char **path)
     return 0;
 }
 
+/* The filter the options ask for: EV_OK, EV_USAGE after saying why, or
+ * -1 when --kind help listed the kinds (nothing more to do). */
 static int make_filter(const struct events_args *a, struct event_filter *f)
 {
     char why[2048];
@@ -135,7 +137,7 @@ static int make_filter(const struct events_args *a, struct event_filter *f)
         if (strcmp(a->kinds[i], "help") == 0) {
             for (size_t k = 0; k < event_kind_count; k++)
                 puts(event_kind_names[k]);
-            exit(EV_OK);
+            return -1;
         }
         if (event_filter_add_kinds(f, a->kinds[i], why, sizeof(why)) < 0)
             return usage_error(why);
@@ -216,6 +218,10 @@ int events_command(int argc, char **argv, const struct events_args *a)
         return usage_error("events takes no arguments (--user NAME picks a user)");
     struct event_filter filter = {0};
     int code = make_filter(a, &filter);
+    if (code < 0) {
+        event_filter_free(&filter);
+        return EV_OK;
+    }
     char *path = NULL;
     if (code == EV_OK && log_path(a, &path) < 0)
         code = EV_USAGE;

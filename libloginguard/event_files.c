@@ -70,7 +70,8 @@ void event_files_list(const char *path, uint64_t since, struct event_files *out)
     if (d)
         closedir(d);
     free(dir);
-    qsort(found, count, sizeof(*found), oldest_first);
+    if (count)
+        qsort(found, count, sizeof(*found), oldest_first);
     out->paths = xcalloc(count + 1, sizeof(*out->paths));
     for (size_t i = 0; i < count; i++) {
         if (i > 0 && found[i - 1].n == found[i].n)

@@ -466,13 +466,16 @@ static int parse_options(int argc, char **argv, struct args *a)
 /* Not a request: the event log is read from its file. */
 static int events_main(int argc, char **argv, struct args *a)
 {
-    if (a->all || a->reason || a->duration || a->remove)
-        return usage_error("--all, --reason, --for and --remove are not for events");
-    if (a->socket)
-        return usage_error("events reads the event log, not the socket: give --config FILE");
-    a->events.config = a->config;
-    a->events.json = a->json;
-    int code = events_command(argc, argv, &a->events);
+    int code;
+    if (a->all || a->reason || a->duration || a->remove) {
+        code = usage_error("--all, --reason, --for and --remove are not for events");
+    } else if (a->socket) {
+        code = usage_error("events reads the event log, not the socket: give --config FILE");
+    } else {
+        a->events.config = a->config;
+        a->events.json = a->json;
+        code = events_command(argc, argv, &a->events);
+    }
     free(a->events.kinds);
     return code;
 }
@@ -480,8 +483,10 @@ static int events_main(int argc, char **argv, struct args *a)
 int main(int argc, char **argv)
 {
     struct args a = {0};
-    if (parse_options(argc, argv, &a) < 0)
+    if (parse_options(argc, argv, &a) < 0) {
+        free(a.events.kinds);
         return EXIT_USAGE;
+    }
     if (optind < argc && strcmp(argv[optind], "events") == 0)
         return events_main(argc - optind - 1, argv + optind + 1, &a);
     struct control_request req;

@@ -17,6 +17,7 @@
 #include "config_check.h"
 #include "configfile.h"
 #include "control_proto.h"
+#include "events_cmd.h"
 #include "units.h"
 #include "utf8.h"
 #include "util.h"
@@ -35,6 +36,7 @@ struct args {
     bool json, all, remove, dump;
     const char *reason;
     const char *duration;
+    struct events_args events;
 };
 
 static void usage(FILE *f)
@@ -48,8 +50,10 @@ static void usage(FILE *f)
           "  exempt NAME --remove                end one now\n"
           "  reload                              load the config again (root, admin_group)\n"
           "  check-config [FILE] [--dump]        check a config without the daemon\n"
+          "  events [--user NAME|UID] [--since 1h|TIME] [--kind K,...] [--follow]\n"
+          "                                      the event log (read from its file)\n"
           "exit status: 0 done, 1 refused, an error from the daemon or a config with\n"
-          "errors, 2 usage, 3 the daemon cannot be reached\n",
+          "errors, 2 usage, 3 the daemon cannot be reached, 4 the event log cannot be read\n",
           f);
 }
 
@@ -363,6 +367,8 @@ static int build_request(int argc, char **argv, const struct args *a, struct con
         return usage_error("--reason is for forgive and exempt");
     if ((a->duration || a->remove) && req->op != CONTROL_EXEMPT)
         return usage_error("--for and --remove are for exempt");
+    if (a->events.user || a->events.since || a->events.kind_count || a->events.follow)
+        return usage_error("--user, --since, --kind and --follow are for events");
     if (want_args) {
         const char *who = argv[1];
         char *end;
@@ -494,6 +500,8 @@ static int parse_options(int argc, char **argv, struct args *a)
         {"reason", required_argument, NULL, 'r'}, {"for", required_argument, NULL, 'f'},
         {"remove", no_argument, NULL, 'R'},       {"help", no_argument, NULL, 'h'},
         {"dump", no_argument, NULL, 'D'},
+        {"user", required_argument, NULL, 'u'},   {"since", required_argument, NULL, 'S'},
+        {"kind", required_argument, NULL, 'k'},   {"follow", no_argument, NULL, 'F'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -507,6 +515,14 @@ static int parse_options(int argc, char **argv, struct args *a)
         case 'f': a->duration = optarg; break;
         case 'R': a->remove = true; break;
         case 'D': a->dump = true; break;
+        case 'u': a->events.user = optarg; break;
+        case 'S': a->events.since = optarg; break;
+        case 'k':
+            a->events.kinds = xreallocarray(a->events.kinds, a->events.kind_count + 1,
+                                            sizeof(*a->events.kinds));
+            a->events.kinds[a->events.kind_count++] = optarg;
+            break;
+        case 'F': a->events.follow = true; break;
         case 'h': usage(stdout); exit(EXIT_OK);
         default: usage(stderr); return -1;
         }
@@ -516,15 +532,40 @@ static int parse_options(int argc, char **argv, struct args *a)
     return 0;
 }
 
+/* Not a request: the event log is read from its file. */
+static int events_main(int argc, char **argv, struct args *a)
+{
+    int code;
+    if (a->all || a->reason || a->duration || a->remove) {
+        code = usage_error("--all, --reason, --for and --remove are not for events");
+    } else if (a->socket) {
+        code = usage_error("events reads the event log, not the socket: give --config FILE");
+    } else {
+        a->events.config = a->config;
+        a->events.json = a->json;
+        code = events_command(argc, argv, &a->events);
+    }
+    free(a->events.kinds);
+    return code;
+}
+
 int main(int argc, char **argv)
 {
     struct args a = {0};
-    if (parse_options(argc, argv, &a) < 0)
+    if (parse_options(argc, argv, &a) < 0) {
+        free(a.events.kinds);
         return EXIT_USAGE;
-    if (optind < argc && strcmp(argv[optind], "check-config") == 0)
+    }
+    if (optind < argc && strcmp(argv[optind], "check-config") == 0) {
+        free(a.events.kinds);
         return check_config(argc - optind, argv + optind, &a);
+    }
+    if (optind < argc && strcmp(argv[optind], "events") == 0)
+        return events_main(argc - optind - 1, argv + optind + 1, &a);
     struct control_request req;
-    if (build_request(argc - optind, argv + optind, &a, &req) != EXIT_OK)
+    int built = build_request(argc - optind, argv + optind, &a, &req);
+    free(a.events.kinds);
+    if (built != EXIT_OK)
         return EXIT_USAGE;
     char *path;
     if (socket_path(&a, &path) < 0)

@@ -10,7 +10,7 @@ set -eu
 PACKAGES="
   build-essential g++ autoconf automake libtool libtool-bin pkg-config
   libjansson-dev libcgroup-dev cgroup-tools libsystemd-dev
-  libpam0g-dev libnotify-dev libcmocka-dev nettle-dev libre2-dev
+  libpam0g-dev libnotify-dev libcmocka-dev nettle-dev libre2-dev zlib1g-dev
   libpam-wrapper libpamtest0-dev pamtester libfuse3-dev
   python3 python3-dbusmock dbus
   procps passwd uidmap util-linux valgrind

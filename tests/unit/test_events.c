@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include "event_lines.h"
 #include "events.h"
 #include "testutil.h"
 #include "units.h"
@@ -283,6 +284,10 @@ static void test_largest_event_is_bounded(void **state)
     assert_true(json_is_true(json_object_get(proc, "exe_truncated")));
     assert_true(written_len(json_object_get(proc, "exe")) <= EVENT_EXE_MAX + 2);
     assert_true(strlen(line) < TOP_PROCS * (EVENT_ARGV_MAX + EVENT_EXE_MAX + 512) + 1024);
+    /* What a reader of the log (loginguardctl events) accepts, with room. */
+    print_message("the largest event line: %zu bytes (readers accept %d)\n", strlen(line),
+                  EVENT_LINE_MAX);
+    assert_true(strlen(line) * 2 < EVENT_LINE_MAX);
     free(line);
     json_decref(e);
     snapshot_free(&snap);

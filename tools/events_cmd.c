@@ -1,0 +1,240 @@
+#include "config.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "configfile.h"
+#include "event_files.h"
+#include "event_filter.h"
+#include "event_follow.h"
+#include "event_row.h"
+#include "events_cmd.h"
+#include "units.h"
+#include "utf8.h"
+#include "util.h"
+
+#define DEFAULT_CONFIG SYSCONFDIR "/loginguard/loginguard.conf"
+
+/* loginguardctl(1)'s exit statuses that events uses. */
+enum { EV_OK = 0, EV_USAGE = 2, EV_UNREADABLE = 4 };
+
+struct reader {
+    const struct event_filter *filter;
+    bool json;
+    bool headed;         /* the table's heading is out */
+    uint64_t malformed;  /* not an event, or cut short */
+    uint64_t reported;   /* malformed + oversized already said */
+    struct strbuf out;
+};
+
+static void on_line(const char *line, size_t len, void *arg)
+{
+    struct reader *r = arg;
+    if (strspn(line, " \t\r") >= len)
+        return; /* the empty line the daemon leaves after a piece a full disk cut */
+    uint64_t time;
+    json_t *e = event_parse_line(line, len, &time);
+    if (!e) {
+        r->malformed++;
+        return;
+    }
+    if (event_filter_match(r->filter, e, time)) {
+        if (r->json) {
+            strbuf_add(&r->out, line, len); /* as the daemon wrote it */
+            strbuf_addc(&r->out, '\n');
+        } else {
+            if (!r->headed)
+                event_row_heading(&r->out);
+            r->headed = true;
+            event_row(e, time, &r->out);
+        }
+    }
+    json_decref(e);
+}
+
+static void flush(struct reader *r)
+{
+    if (r->out.len)
+        fwrite(r->out.s, 1, r->out.len, stdout);
+    r->out.len = 0;
+    fflush(stdout);
+}
+
+static void report_skipped(struct reader *r, const char *path, uint64_t oversized)
+{
+    if (r->malformed + oversized == r->reported)
+        return;
+    r->reported = r->malformed + oversized;
+    fprintf(stderr, "loginguardctl: %s: skipped", path);
+    if (r->malformed)
+        fprintf(stderr, " %llu line(s) that are not events (malformed or cut short)%s",
+                (unsigned long long)r->malformed, oversized ? " and" : "");
+    if (oversized)
+        fprintf(stderr, " %llu line(s) longer than %d KiB", (unsigned long long)oversized,
+                EVENT_LINE_MAX / 1024);
+    fputs("\n", stderr);
+}
+
+static int usage_error(const char *what)
+{
+    fprintf(stderr, "loginguardctl: %s\n", what);
+    return EV_USAGE;
+}
+
+/* What it takes to read path, for the message when it cannot be read. */
+static int cannot_read(const char *path, int error)
+{
+    fprintf(stderr, "loginguardctl: cannot read the event log %s: %s", path, strerror(error));
+    struct stat st;
+    if (error == EACCES && stat(path, &st) == 0) {
+        struct passwd *pw = getpwuid(st.st_uid);
+        struct group *gr = getgrgid(st.st_gid);
+        char group[64];
+        snprintf(group, sizeof(group), "%s", gr ? gr->gr_name : "?");
+        fprintf(stderr, "; it is %s:%s mode %04o, so reading it needs root%s%s%s "
+                "(`loginguardctl me` shows your own standing without it)",
+                pw ? pw->pw_name : "?", group, (unsigned)(st.st_mode & 07777),
+                st.st_mode & S_IRGRP ? " or membership of the group " : "",
+                st.st_mode & S_IRGRP ? group : "", "");
+    } else if (error == ENOENT) {
+        fputs(" (has loginguardd run with this configuration? event_log in [daemon] says "
+              "where it writes)", stderr);
+    }
+    fputs("\n", stderr);
+    return EV_UNREADABLE;
+}
+
+static int log_path(const struct events_args *a, char **path)
+{
+    struct policy p;
+    struct errors errs = {0};
+    const char *config = a->config ? a->config : DEFAULT_CONFIG;
+    if (config_load(config, a->config != NULL, &p, &errs) < 0) {
+        for (size_t i = 0; i < errs.count; i++)
+            fprintf(stderr, "%s\n", errs.messages[i]);
+        fprintf(stderr, "loginguardctl: cannot read the event log's path from %s\n", config);
+        errors_free(&errs);
+        return -1;
+    }
+    *path = xstrdup(p.event_log);
+    policy_free(&p);
+    errors_free(&errs);
+    return 0;
+}
+
+/* The filter the options ask for: EV_OK, EV_USAGE after saying why, or
+ * -1 when --kind help listed the kinds (nothing more to do). */
+static int make_filter(const struct events_args *a, struct event_filter *f)
+{
+    char why[2048];
+    for (size_t i = 0; i < a->kind_count; i++) {
+        if (strcmp(a->kinds[i], "help") == 0) {
+            for (size_t k = 0; k < event_kind_count; k++)
+                puts(event_kind_names[k]);
+            return -1;
+        }
+        if (event_filter_add_kinds(f, a->kinds[i], why, sizeof(why)) < 0)
+            return usage_error(why);
+    }
+    if (a->since && event_since_parse(a->since, now_realtime_usec(), &f->since, why,
+                                      sizeof(why)) < 0)
+        return usage_error(why);
+    if (a->user) {
+        char *end;
+        errno = 0;
+        unsigned long uid = strtoul(a->user, &end, 10);
+        struct passwd *pw = getpwnam(a->user);
+        if (a->user[0] >= '0' && a->user[0] <= '9' && !*end && !errno && uid < (uid_t)-1)
+            event_filter_user(f, NULL, true, (uid_t)uid);
+        else if (pw)
+            event_filter_user(f, a->user, true, pw->pw_uid);
+        else
+            event_filter_user(f, a->user, false, 0); /* a user since removed */
+    }
+    return EV_OK;
+}
+
+/* The rotated copies (--since) and, without --follow, the log itself. */
+static int read_history(const char *path, bool current, struct reader *r)
+{
+    struct event_files files;
+    event_files_list(path, r->filter->since ? r->filter->since : UINT64_MAX, &files);
+    int code = EV_OK;
+    size_t last = current ? files.count : files.count - 1;
+    for (size_t i = 0; i < last && code == EV_OK; i++) {
+        struct event_lines lines = {0};
+        bool is_log = i + 1 == files.count;
+        if (event_file_read(files.paths[i], &lines, on_line, r) < 0) {
+            if (errno == EIO)
+                fprintf(stderr, "loginguardctl: %s is cut short or damaged; the events "
+                        "before the damage are shown\n", files.paths[i]);
+            else if (!(errno == ENOENT && !is_log)) /* a copy rotated away meanwhile */
+                code = cannot_read(files.paths[i], errno);
+        }
+        /* A rotated copy's last line is never ended; the log's may be
+         * being written. */
+        if (!is_log)
+            r->malformed += event_lines_drop(&lines);
+        flush(r);
+        report_skipped(r, files.paths[i], lines.oversized);
+        r->reported = 0;
+        r->malformed = 0;
+        event_lines_free(&lines);
+    }
+    event_files_free(&files);
+    return code;
+}
+
+static int follow(const char *path, struct reader *r)
+{
+    struct event_follow f;
+    int code = EV_OK;
+    if (event_follow_open(&f, path, r->filter->since != 0, on_line, r) < 0) {
+        code = cannot_read(path, errno);
+    } else {
+        flush(r);
+        while (event_follow_step(&f, -1) >= 0) {
+            r->malformed += f.dropped;
+            f.dropped = 0;
+            flush(r);
+            report_skipped(r, path, event_follow_oversized(&f));
+        }
+        code = cannot_read(f.path, errno);
+    }
+    event_follow_close(&f);
+    return code;
+}
+
+int events_command(int argc, char **argv, const struct events_args *a)
+{
+    (void)argv;
+    if (argc > 0)
+        return usage_error("events takes no arguments (--user NAME picks a user)");
+    struct event_filter filter = {0};
+    int code = make_filter(a, &filter);
+    if (code < 0) {
+        event_filter_free(&filter);
+        return EV_OK;
+    }
+    char *path = NULL;
+    if (code == EV_OK && log_path(a, &path) < 0)
+        code = EV_USAGE;
+    if (code == EV_OK) {
+        struct reader r = {.filter = &filter, .json = a->json};
+        if (a->since || !a->follow)
+            code = read_history(path, !a->follow, &r);
+        if (code == EV_OK && a->follow)
+            code = follow(path, &r);
+        flush(&r);
+        strbuf_free(&r.out);
+    }
+    free(path);
+    event_filter_free(&filter);
+    return code;
+}

@@ -54,9 +54,29 @@ static char *exempt_reason(const struct daemon *d, uid_t owner)
     return copy;
 }
 
+/* The process a thread belongs to (its thread group's leader), or pid
+ * itself: top -H and ps -L show thread ids, and /proc/TID answers for
+ * them though it does not list them. */
+static pid_t thread_group(const struct daemon *d, pid_t pid)
+{
+    char name[40], buf[1024];
+    snprintf(name, sizeof(name), "%d/status", (int)pid);
+    int fd = openat(d->sampler.proc_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t n = fd >= 0 ? procfs_pread(fd, buf, sizeof(buf) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return pid;
+    buf[n] = '\0';
+    const char *t = strstr(buf, "\nTgid:");
+    long tgid = t ? strtol(t + 6, NULL, 10) : 0;
+    return tgid > 0 && tgid <= CONTROL_PID_MAX ? (pid_t)tgid : pid;
+}
+
 json_t *why_reply(struct daemon *d, const struct control_conn *c, pid_t pid, bool *refused)
 {
     struct proc_stat st = {0};
+    pid = thread_group(d, pid);
     struct why_facts f = {.policy = &d->policy, .now = d->snap.now, .pid = pid};
     f.found = read_process(d, pid, &f.uid, &st);
     *refused = false;

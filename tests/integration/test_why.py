@@ -122,6 +122,10 @@ duration = 10m
         self.assertGreater(run["average_cores"], 0.5)
         self.assertLess(run["elapsed_s"], WINDOW + SAMPLE)
         self.assertEqual(w["window_s"], WINDOW)
+        # One of its threads (as top -H shows them) is answered for the process.
+        tid = max(int(t) for t in os.listdir(f"/proc/{hog.pid}/task"))
+        self.assertNotEqual(tid, hog.pid)
+        self.assertEqual(self.why(tid, user=user)["pid"], hog.pid)
         # A quiet process of the same user is explained by the same usage.
         idle = self.procs.start([self.spin, "1", "0.05"], user)
         w = self.why_when(idle.pid, "watched", user=user)

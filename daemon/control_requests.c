@@ -14,7 +14,9 @@
 #include "control_requests.h"
 #include "persist.h"
 #include "units.h"
+#include "user_report.h"
 #include "util.h"
+#include "why.h"
 
 /* Below this a user is idle: status leaves them out without --all. */
 #define IDLE_CPU 0.05
@@ -306,14 +308,22 @@ json_t *control_request(struct control_conn *c, const char *line, size_t len, vo
         return status(d, c, req.all, now);
     if (req.op == CONTROL_RELOAD)
         return admin ? reload(d, c) : refuse(d, c, req.op, "reload");
+    if (req.op == CONTROL_WHY) {
+        bool refused;
+        json_t *r = why_reply(d, c, req.pid, &refused);
+        return refused ? refuse(d, c, req.op, "asking about another user's process") : r;
+    }
     uid_t uid;
     if (resolve(d, &req, c->peer.uid, &uid, &err) < 0)
         return control_reply_error(err.code, err.message);
     switch (req.op) {
-    case CONTROL_USER:
+    case CONTROL_USER: {
         if (!admin && uid != c->peer.uid)
             return refuse(d, c, req.op, "asking about another user");
-        return reply_with_user(d, uid, now);
+        json_t *r = reply_with_user(d, uid, now);
+        user_report_add(d, r, uid, now);
+        return r;
+    }
     case CONTROL_FORGIVE:
         return admin ? forgive(d, c, uid, &req, now) : refuse(d, c, req.op, "forgive");
     case CONTROL_EXEMPT:

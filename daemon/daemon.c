@@ -446,6 +446,7 @@ void daemon_tick(struct daemon *d)
     sampler_sample(&d->sampler, &d->policy, &d->snap);
     decisions_clear(&d->decisions);
     engine_step(&d->policy, &d->engine, &d->snap, &d->decisions);
+    history_update(&d->history, &d->snap);
     /* On disk before anything is done about it: a crash (kill -9) right
      * after a limit is set must not lose the level that set it.  A write
      * that failed before (a full disk) is tried again. */
@@ -581,6 +582,7 @@ void daemon_finish(struct daemon *d)
     decisions_free(&d->decisions);
     snapshot_free(&d->snap);
     engine_state_free(&d->engine);
+    history_free(&d->history);
     notice_rate_free(&d->notice_rate);
     persist_free(&d->persist);
     sampler_free(&d->sampler);

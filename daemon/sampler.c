@@ -703,10 +703,9 @@ static void add_usage(const struct sampler *s, struct user_sample *u, const stru
     }
 }
 
-static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
-                            const struct tracked_proc *t)
+static void fill_proc_sample(const struct sampler *s, struct proc_sample *ps,
+                             const struct tracked_proc *t)
 {
-    struct proc_sample *ps = snapshot_add_proc(snap);
     ps->pid = t->pid;
     ps->start_time = t->start_time;
     ps->uid = t->owner;
@@ -724,6 +723,12 @@ static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
     ps->rss = t->rss_pages * (uint64_t)s->page_size;
     ps->class = t->class;
     ps->rule = t->rule;
+}
+
+static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
+                            const struct tracked_proc *t)
+{
+    fill_proc_sample(s, snapshot_add_proc(snap), t);
 }
 
 static bool worth_a_look(const struct policy *p, const struct user_sample *u)
@@ -1441,4 +1446,45 @@ void sampler_free(struct sampler *s)
     free(s->proc_root);
     free(s->pressure_path);
     memset(s, 0, sizeof(*s));
+}
+
+bool sampler_proc(const struct sampler *s, pid_t pid, uint64_t start_time,
+                  struct proc_sample *out)
+{
+    const struct tracked_proc *t = lookup(s, pid);
+    if (!t || t->start_time != start_time || t->ignored)
+        return false;
+    memset(out, 0, sizeof(*out));
+    fill_proc_sample(s, out, t);
+    return true;
+}
+
+size_t sampler_user_top(const struct sampler *s, uid_t owner, struct proc_sample *out, size_t n)
+{
+    const struct tracked_proc *top[SAMPLER_TOP_MAX];
+    size_t count = 0;
+    if (n > SAMPLER_TOP_MAX)
+        n = SAMPLER_TOP_MAX;
+    for (size_t b = 0; n && b < s->bucket_count; b++) {
+        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+            if (t->ignored || t->owner != owner)
+                continue;
+            /* Insertion into a short list, highest CPU first. */
+            size_t at = count;
+            while (at > 0 && top[at - 1]->cpu < t->cpu)
+                at--;
+            if (at >= n)
+                continue;
+            size_t last = count < n ? count : n - 1;
+            memmove(&top[at + 1], &top[at], (last - at) * sizeof(top[0]));
+            top[at] = t;
+            if (count < n)
+                count++;
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        memset(&out[i], 0, sizeof(out[i]));
+        fill_proc_sample(s, &out[i], top[i]);
+    }
+    return count;
 }

@@ -219,6 +219,17 @@ void sampler_note_exit(struct sampler *s, const struct policy *p, const struct t
  * next sample. */
 void sampler_counters_changed(struct sampler *s);
 
+/* The process (pid, start_time) as a snapshot entry, as last read, if
+ * it is tracked and judged (for loginguardctl why); its exe is a copy
+ * the caller frees. */
+bool sampler_proc(const struct sampler *s, pid_t pid, uint64_t start_time,
+                  struct proc_sample *out);
+/* The n tracked processes of person owner that used the most CPU when
+ * last read, highest first, as snapshot entries (free each exe).
+ * Returns how many (at most n, at most SAMPLER_TOP_MAX). */
+#define SAMPLER_TOP_MAX 32
+size_t sampler_user_top(const struct sampler *s, uid_t owner, struct proc_sample *out, size_t n);
+
 /* After a reload: classes come from the new rules, names from NSS anew. */
 void sampler_reclassify(struct sampler *s, const struct policy *p);
 

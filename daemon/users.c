@@ -9,7 +9,9 @@
 #include "users.h"
 #include "util.h"
 
-static bool in_exempt_group(const struct policy *p, const struct passwd *pw)
+/* Whether pw is in an [exempt] group; which one into name (len > 0). */
+static bool exempt_group_of(const struct policy *p, const struct passwd *pw, char *name,
+                            size_t len)
 {
     if (p->exempt_groups.count == 0)
         return false;
@@ -24,8 +26,11 @@ static bool in_exempt_group(const struct policy *p, const struct passwd *pw)
     for (int i = 0; i < n && !found; i++) {
         char buf[4096];
         struct group gr, *res = NULL;
-        if (getgrgid_r(groups[i], &gr, buf, sizeof(buf), &res) == 0 && res)
-            found = name_list_contains(&p->exempt_groups, res->gr_name);
+        if (getgrgid_r(groups[i], &gr, buf, sizeof(buf), &res) == 0 && res &&
+            name_list_contains(&p->exempt_groups, res->gr_name)) {
+            found = true;
+            copy_string(name, len, res->gr_name);
+        }
     }
     free(groups);
     return found;
@@ -44,9 +49,18 @@ const struct user_info *users_lookup(struct user_cache *c, const struct policy *
     struct passwd pw, *res = NULL;
     if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res) {
         copy_string(u->name, sizeof(u->name), res->pw_name);
-        u->exempt_group = in_exempt_group(p, res);
+        char group[1];
+        u->exempt_group = exempt_group_of(p, res, group, sizeof(group));
     }
     return u;
+}
+
+bool users_exempt_group(const struct policy *p, uid_t uid, char *name, size_t len)
+{
+    char buf[4096];
+    struct passwd pw, *res = NULL;
+    return getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res &&
+           exempt_group_of(p, res, name, len);
 }
 
 static int by_index(const void *a, const void *b)

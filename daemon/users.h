@@ -23,6 +23,9 @@ struct user_cache {
 
 const struct user_info *users_lookup(struct user_cache *c, const struct policy *p, uid_t uid);
 void users_forget(struct user_cache *c);
+/* Which [exempt] group uid is in, into name (looked up anew, for
+ * loginguardctl why); false when none. */
+bool users_exempt_group(const struct policy *p, uid_t uid, char *name, size_t len);
 /* Forget up to USERS_RETRY_MAX of the uids that had no name, in turn
  * by uid: a directory service (LDAP, sssd) that was down then is asked
  * again at the next lookup (the sampler calls this at every sweep).  A

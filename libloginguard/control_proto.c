@@ -10,7 +10,7 @@
 
 static const char *const op_names[] = {
     [CONTROL_STATUS] = "status", [CONTROL_USER] = "user", [CONTROL_FORGIVE] = "forgive",
-    [CONTROL_EXEMPT] = "exempt", [CONTROL_RELOAD] = "reload",
+    [CONTROL_EXEMPT] = "exempt", [CONTROL_RELOAD] = "reload", [CONTROL_WHY] = "why",
 };
 
 static const char *const code_names[] = {
@@ -90,6 +90,8 @@ static bool key_allowed(enum control_op op, const char *key)
                strcmp(key, "for") == 0 || strcmp(key, "remove") == 0;
     case CONTROL_RELOAD:
         return false;
+    case CONTROL_WHY:
+        return strcmp(key, "pid") == 0;
     }
     return false;
 }
@@ -114,7 +116,7 @@ static int parse_op(const json_t *root, struct control_request *req, struct cont
         }
     }
     return fail(err, CONTROL_BAD_REQUEST,
-                "unknown request (known: status, user, forgive, exempt, reload)");
+                "unknown request (known: status, user, forgive, exempt, reload, why)");
 }
 
 static int parse_user(const json_t *v, struct control_request *req, struct control_error *err)
@@ -167,6 +169,12 @@ static int parse_fields(const json_t *root, struct control_request *req,
                             "characters", CONTROL_REASON_MAX);
             memcpy(req->reason, json_string_value(v), len);
             req->reason[len] = '\0';
+        } else if (strcmp(key, "pid") == 0) {
+            if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+                json_integer_value(v) > CONTROL_PID_MAX)
+                return fail(err, CONTROL_BAD_REQUEST, "\"pid\" is not a number from 1 to %d",
+                            CONTROL_PID_MAX);
+            req->pid = (pid_t)json_integer_value(v);
         } else { /* "for" */
             if (!json_is_integer(v) || json_integer_value(v) < 1 ||
                 (uint64_t)json_integer_value(v) > CONTROL_EXEMPT_MAX_SEC)
@@ -184,6 +192,8 @@ static int check_complete(struct control_request *req, struct control_error *err
 {
     if ((req->op == CONTROL_FORGIVE || req->op == CONTROL_EXEMPT) && !req->has_user)
         return fail(err, CONTROL_BAD_REQUEST, "\"%s\" needs \"user\"", op_names[req->op]);
+    if (req->op == CONTROL_WHY && !req->pid)
+        return fail(err, CONTROL_BAD_REQUEST, "\"why\" needs \"pid\"");
     if (req->op != CONTROL_EXEMPT)
         return 0;
     if (req->remove && req->duration)
@@ -233,6 +243,8 @@ json_t *control_request_json(const struct control_request *req)
         json_object_set_new(o, "for", json_integer((json_int_t)req->duration));
     if (req->reason[0])
         json_object_set_new(o, "reason", json_string(req->reason));
+    if (req->op == CONTROL_WHY)
+        json_object_set_new(o, "pid", json_integer(req->pid));
     return o;
 }
 

@@ -8,6 +8,7 @@
  *   {"version": 1, "request": "exempt", "user": "alice", "for": 14400, "reason": "..."}
  *   {"version": 1, "request": "exempt", "user": "alice", "remove": true}
  *   {"version": 1, "request": "reload"}
+ *   {"version": 1, "request": "why", "pid": 4242}
  * A reply: {"version": 1, "ok": true, ...} or
  *          {"version": 1, "ok": false, "error": {"code": "...", "message": "..."}}
  *
@@ -29,10 +30,14 @@
 #define CONTROL_LINE_MAX 8192
 #define CONTROL_NAME_MAX 64      /* a user name, bytes */
 #define CONTROL_REASON_MAX 512   /* a reason, bytes */
+/* The kernel's largest pid_max (PID_MAX_LIMIT on 64-bit). */
+#define CONTROL_PID_MAX 4194304
 /* Exemptions last at most this long: a forgotten one ends by itself. */
 #define CONTROL_EXEMPT_MAX_SEC (366ULL * 86400)
 
-enum control_op { CONTROL_STATUS, CONTROL_USER, CONTROL_FORGIVE, CONTROL_EXEMPT, CONTROL_RELOAD };
+enum control_op {
+    CONTROL_STATUS, CONTROL_USER, CONTROL_FORGIVE, CONTROL_EXEMPT, CONTROL_RELOAD, CONTROL_WHY
+};
 
 /* Error codes, as sent (control_code_name). */
 enum control_code {
@@ -60,6 +65,7 @@ struct control_request {
     bool remove;                    /* exempt: end it now */
     uint64_t duration;              /* exempt: seconds */
     char reason[CONTROL_REASON_MAX + 1];
+    pid_t pid;                      /* why: the process */
 };
 
 const char *control_op_name(enum control_op op);

@@ -241,6 +241,35 @@ static void end_exemption(struct user_state *us, uint64_t now, struct decisions 
     us->exempt_until = 0;
 }
 
+void engine_compute_limits(const struct policy *p, const char *rule, double *cpu,
+                           uint64_t *grace)
+{
+    const struct rule *r = find_rule_by_name(p, rule);
+    *cpu = r && r->cpu >= 0 ? r->cpu : p->compute_cpu;
+    *grace = r && r->grace >= 0 ? (uint64_t)r->grace : p->compute_grace;
+}
+
+static bool run_at(uint64_t since, double sum, uint64_t now, struct engine_run *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!since || now <= since)
+        return false;
+    out->since = since;
+    out->elapsed = now - since;
+    out->average = sum / (double)out->elapsed;
+    return true;
+}
+
+bool engine_cpu_run(const struct user_state *us, uint64_t now, struct engine_run *out)
+{
+    return run_at(us ? us->cpu_over_since : 0, us ? us->cpu_over_sum : 0, now, out);
+}
+
+bool engine_memory_run(const struct user_state *us, uint64_t now, struct engine_run *out)
+{
+    return run_at(us ? us->mem_over_since : 0, us ? us->mem_over_sum : 0, now, out);
+}
+
 /* Forbidden programs are reported on sight; compute programs once they
  * have stayed above their threshold for their grace. */
 static void judge_process(const struct policy *p, struct engine_state *st,
@@ -252,9 +281,9 @@ static void judge_process(const struct policy *p, struct engine_state *st,
         return;
     enum decision_kind kind = DECISION_FORBIDDEN;
     if (ps->class == CLASS_COMPUTE) {
-        const struct rule *r = find_rule_by_name(p, ps->rule);
-        double threshold = r && r->cpu >= 0 ? r->cpu : p->compute_cpu;
-        uint64_t grace = r && r->grace >= 0 ? (uint64_t)r->grace : p->compute_grace;
+        double threshold;
+        uint64_t grace;
+        engine_compute_limits(p, ps->rule, &threshold, &grace);
         if (ps->cpu <= threshold) {
             w->over_since = 0;
             return;
@@ -282,6 +311,24 @@ static int compare_identity(pid_t pid_a, uint64_t start_a, pid_t pid_b, uint64_t
     if (pid_a != pid_b)
         return pid_a < pid_b ? -1 : 1;
     return start_a < start_b ? -1 : start_a > start_b;
+}
+
+const struct proc_watch *engine_watch(const struct engine_state *st, pid_t pid,
+                                      uint64_t start_time)
+{
+    size_t lo = 0, hi = st->proc_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct proc_watch *w = &st->procs[mid];
+        int c = compare_identity(w->pid, w->start_time, pid, start_time);
+        if (c == 0)
+            return w;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }
 
 static int by_identity(const void *a, const void *b, void *arg)

@@ -94,6 +94,25 @@ bool engine_user_protected(const struct policy *p, const struct user_state *st,
 int engine_forgive(struct engine_state *st, uid_t uid, uint64_t now);
 void engine_exempt(struct engine_state *st, uid_t uid, uint64_t until);
 
+/* A run above a [violation] threshold as the engine watches it: since
+ * when, how long it has lasted and the usage averaged over it, at the
+ * last step (now is that step's time).  False when there is none.  For
+ * loginguardctl why: read here, not worked out again. */
+struct engine_run {
+    uint64_t since, elapsed;
+    double average;      /* cores, or bytes */
+};
+bool engine_cpu_run(const struct user_state *us, uint64_t now, struct engine_run *out);
+bool engine_memory_run(const struct user_state *us, uint64_t now, struct engine_run *out);
+
+/* The watch on a compute or forbidden process, or NULL. */
+const struct proc_watch *engine_watch(const struct engine_state *st, pid_t pid,
+                                      uint64_t start_time);
+/* A compute rule's threshold (cores) and grace (usec), the [classes]
+ * defaults where the rule (looked up by name; NULL: none) sets none. */
+void engine_compute_limits(const struct policy *p, const char *rule, double *cpu,
+                           uint64_t *grace);
+
 /* uid's state, made (zeroed) with create.  The table is kept sorted by
  * uid, so making one may move the others: hold no pointer across it. */
 struct user_state *engine_user(struct engine_state *st, uid_t uid, bool create);

@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include "control_proto.h"
 #include "events_cmd.h"
 #include "units.h"
+#include "user_view.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -43,8 +46,9 @@ static void usage(FILE *f)
 {
     fputs("usage: loginguardctl [--socket PATH | --config FILE] [--json] COMMAND\n"
           "  status [--all]                      mode, policy, users by current usage\n"
-          "  user NAME|UID                       one user's usage, level and exemption\n"
+          "  user NAME|UID                       one user's usage, last hour, processes, events\n"
           "  me                                  the same about yourself\n"
+          "  why PID                             why the daemon acts, or not, on a process\n"
           "  forgive NAME [--reason TEXT]        level back to none (root, admin_group)\n"
           "  exempt NAME --for DURATION --reason TEXT   a temporary exemption\n"
           "  exempt NAME --remove                end one now\n"
@@ -353,12 +357,15 @@ static int build_request(int argc, char **argv, const struct args *a, struct con
     } else if (strcmp(cmd, "reload") == 0) {
         req->op = CONTROL_RELOAD;
         want_args = 0;
+    } else if (strcmp(cmd, "why") == 0) {
+        req->op = CONTROL_WHY;
     } else {
         return usage_error("unknown command \"%s\"", cmd);
     }
     if (argc - 1 != want_args)
-        return usage_error("%s takes %s", cmd, want_args ? "one user (a name or a uid)"
-                                                          : "no arguments");
+        return usage_error("%s takes %s", cmd, req->op == CONTROL_WHY ? "one process id"
+                                               : want_args ? "one user (a name or a uid)"
+                                                           : "no arguments");
     if (a->all && req->op != CONTROL_STATUS)
         return usage_error("--all is for status");
     if (a->dump)
@@ -369,7 +376,15 @@ static int build_request(int argc, char **argv, const struct args *a, struct con
         return usage_error("--for and --remove are for exempt");
     if (a->events.user || a->events.since || a->events.kind_count || a->events.follow)
         return usage_error("--user, --since, --kind and --follow are for events");
-    if (want_args) {
+    if (req->op == CONTROL_WHY) {
+        char *end;
+        errno = 0;
+        long pid = strtol(argv[1], &end, 10);
+        if (argv[1][0] < '0' || argv[1][0] > '9' || *end || errno || pid < 1 ||
+            pid > CONTROL_PID_MAX)
+            return usage_error("why takes a process id (1 to %d)", CONTROL_PID_MAX);
+        req->pid = (pid_t)pid;
+    } else if (want_args) {
         const char *who = argv[1];
         char *end;
         errno = 0;
@@ -406,6 +421,39 @@ static int build_request(int argc, char **argv, const struct args *a, struct con
     return EXIT_OK;
 }
 
+/* The daemon's sentences, then the process they are about. */
+static void print_why(const json_t *w)
+{
+    const json_t *p = json_object_get(w, "process");
+    printf("process %lld", (long long)json_integer_value(json_object_get(w, "pid")));
+    if (json_is_object(p)) {
+        printf(" (");
+        put_text(str(p, "comm", "?"), 0);
+        printf(", uid %lld", (long long)json_integer_value(json_object_get(p, "uid")));
+        if (json_integer_value(json_object_get(p, "owner_uid")) !=
+            json_integer_value(json_object_get(p, "uid")))
+            printf(", counted for uid %lld",
+                   (long long)json_integer_value(json_object_get(p, "owner_uid")));
+        printf(")");
+    }
+    printf(":\n");
+    size_t i;
+    const json_t *line;
+    json_array_foreach(json_object_get(w, "text"), i, line) {
+        printf("  ");
+        put_text(json_string_value(line) ? json_string_value(line) : "", 0);
+        printf("\n");
+    }
+}
+
+/* Block characters in the charts only where the terminal's locale is
+ * UTF-8. */
+static bool utf8_locale(void)
+{
+    setlocale(LC_CTYPE, "");
+    return strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+}
+
 static void print_reply(const struct control_request *req, const json_t *r)
 {
     const json_t *u = json_object_get(r, "user");
@@ -415,6 +463,10 @@ static void print_reply(const struct control_request *req, const json_t *r)
         break;
     case CONTROL_USER:
         print_user(u);
+        user_view_print(stdout, r, utf8_locale());
+        break;
+    case CONTROL_WHY:
+        print_why(json_object_get(r, "why"));
         break;
     case CONTROL_FORGIVE:
         put_text(str(u, "user", "?"), 0);

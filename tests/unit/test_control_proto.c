@@ -141,6 +141,34 @@ static void test_hostile_names_and_reasons_are_refused(void **state)
     free(long_reason);
 }
 
+/* why takes a pid and nothing else: whose process it is, the daemon
+ * finds out itself. */
+static void test_why_takes_only_a_pid(void **state)
+{
+    (void)state;
+    struct control_request r;
+    struct control_error e;
+    assert_int_equal(parse("{\"version\":1,\"request\":\"why\",\"pid\":4242}", &r, &e), 0);
+    assert_int_equal(r.op, CONTROL_WHY);
+    assert_int_equal(r.pid, 4242);
+    refused("{\"version\":1,\"request\":\"why\"}", CONTROL_BAD_REQUEST, "needs \"pid\"");
+    refused("{\"version\":1,\"request\":\"why\",\"pid\":0}", CONTROL_BAD_REQUEST, "\"pid\"");
+    refused("{\"version\":1,\"request\":\"why\",\"pid\":-5}", CONTROL_BAD_REQUEST, "\"pid\"");
+    refused("{\"version\":1,\"request\":\"why\",\"pid\":4194305}", CONTROL_BAD_REQUEST,
+            "\"pid\"");
+    refused("{\"version\":1,\"request\":\"why\",\"pid\":\"7\"}", CONTROL_BAD_REQUEST,
+            "\"pid\"");
+    refused("{\"version\":1,\"request\":\"why\",\"pid\":7,\"user\":\"root\"}",
+            CONTROL_BAD_REQUEST, "takes no field \"user\"");
+    refused("{\"version\":1,\"request\":\"user\",\"pid\":7}", CONTROL_BAD_REQUEST,
+            "takes no field \"pid\"");
+    struct control_request in = {.op = CONTROL_WHY, .pid = 77};
+    char *line = control_line(control_request_json(&in));
+    assert_int_equal(control_parse_request(line, strlen(line) - 1, &r, &e), 0);
+    assert_int_equal(r.pid, 77);
+    free(line);
+}
+
 static void test_a_line_too_long_is_refused_before_parsing(void **state)
 {
     (void)state;
@@ -190,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_malformed_requests_are_errors_that_say_why),
         cmocka_unit_test(test_exempt_needs_a_duration_or_remove_and_a_reason),
         cmocka_unit_test(test_hostile_names_and_reasons_are_refused),
+        cmocka_unit_test(test_why_takes_only_a_pid),
         cmocka_unit_test(test_a_line_too_long_is_refused_before_parsing),
         cmocka_unit_test(test_replies_round_trip),
     };

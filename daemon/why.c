@@ -1,0 +1,118 @@
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "control_proto.h"
+#include "event_tail.h"
+#include "procfs.h"
+#include "users.h"
+#include "why.h"
+#include "why_explain.h"
+
+/* The process as /proc shows it now: its owner and start time.  False
+ * when there is no such process (or it is gone by the second read). */
+static bool read_process(const struct daemon *d, pid_t pid, uid_t *uid, struct proc_stat *st)
+{
+    char name[24], buf[1024];
+    snprintf(name, sizeof(name), "%d", (int)pid);
+    int dirfd = openat(d->sampler.proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (dirfd < 0)
+        return false;
+    struct stat dir_st;
+    int fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t n = fd >= 0 ? procfs_pread(fd, buf, sizeof(buf) - 1) : -1;
+    bool ok = n > 0 && fstat(dirfd, &dir_st) == 0 &&
+              procfs_parse_stat(buf, (size_t)n, st) == 0 && st->pid == pid;
+    if (fd >= 0)
+        close(fd);
+    close(dirfd);
+    *uid = ok ? dir_st.st_uid : 0;
+    return ok;
+}
+
+static const struct rule *rule_named(const struct policy *p, const char *name)
+{
+    for (size_t i = 0; name && i < p->rules.count; i++)
+        if (strcmp(p->rules.rules[i].name, name) == 0)
+            return &p->rules.rules[i];
+    return NULL;
+}
+
+/* Why the owner's temporary exemption was given: the reason of the
+ * latest exempt_added event about them, if the log's end still has it. */
+static char *exempt_reason(const struct daemon *d, uid_t owner)
+{
+    json_t *found = event_tail(d->events.path, owner, "exempt_added", 1);
+    const char *r = json_string_value(json_object_get(json_array_get(found, 0), "reason"));
+    char *copy = r ? strdup(r) : NULL;
+    json_decref(found);
+    return copy;
+}
+
+/* The process a thread belongs to (its thread group's leader), or pid
+ * itself: top -H and ps -L show thread ids, and /proc/TID answers for
+ * them though it does not list them. */
+static pid_t thread_group(const struct daemon *d, pid_t pid)
+{
+    char name[40], buf[1024];
+    snprintf(name, sizeof(name), "%d/status", (int)pid);
+    int fd = openat(d->sampler.proc_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t n = fd >= 0 ? procfs_pread(fd, buf, sizeof(buf) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return pid;
+    buf[n] = '\0';
+    const char *t = strstr(buf, "\nTgid:");
+    long tgid = t ? strtol(t + 6, NULL, 10) : 0;
+    return tgid > 0 && tgid <= CONTROL_PID_MAX ? (pid_t)tgid : pid;
+}
+
+json_t *why_reply(struct daemon *d, const struct control_conn *c, pid_t pid, bool *refused)
+{
+    struct proc_stat st = {0};
+    pid = thread_group(d, pid);
+    struct why_facts f = {.policy = &d->policy, .now = d->snap.now, .pid = pid};
+    f.found = read_process(d, pid, &f.uid, &st);
+    *refused = false;
+    if (f.found) {
+        f.start_time = st.start_time;
+        f.comm = st.comm;
+        f.owner = subuid_owner(&d->sampler.subuids, f.uid);
+        if (c->peer.admin != 1 && f.owner != c->peer.uid && f.uid != c->peer.uid) {
+            *refused = true;
+            return NULL;
+        }
+    }
+    struct proc_sample ps;
+    bool sampled = f.found && sampler_proc(&d->sampler, pid, f.start_time, &ps);
+    char group[256] = "";
+    char *reason = NULL;
+    if (f.found) {
+        const struct user_info *info = users_lookup(&d->sampler.users, &d->policy, f.owner);
+        f.user_name = info->name;
+        f.in_exempt_group = info->exempt_group;
+        f.proc = sampled ? &ps : NULL;
+        f.rule = sampled ? rule_named(&d->policy, ps.rule) : NULL;
+        f.user = snapshot_find_user(&d->snap, f.owner);
+        f.state = engine_user(&d->engine, f.owner, false);
+        f.watch = engine_watch(&d->engine, pid, f.start_time);
+        if (f.in_exempt_group && users_exempt_group(&d->policy, f.owner, group, sizeof(group)))
+            f.exempt_group = group;
+        if (f.state && f.state->exempt_until > f.now)
+            f.exempt_reason = reason = exempt_reason(d, f.owner);
+    }
+    struct why_answer a;
+    why_explain(&f, &a);
+    json_t *r = control_reply_ok();
+    json_object_set_new(r, "why", why_json(&f, &a));
+    if (sampled)
+        free(ps.exe);
+    free(reason);
+    return r;
+}

@@ -10,7 +10,7 @@
 
 static const char *const op_names[] = {
     [CONTROL_STATUS] = "status", [CONTROL_USER] = "user", [CONTROL_FORGIVE] = "forgive",
-    [CONTROL_EXEMPT] = "exempt",
+    [CONTROL_EXEMPT] = "exempt", [CONTROL_METRICS] = "metrics",
 };
 
 static const char *const code_names[] = {
@@ -87,6 +87,8 @@ static bool key_allowed(enum control_op op, const char *key)
     case CONTROL_EXEMPT:
         return strcmp(key, "user") == 0 || strcmp(key, "reason") == 0 ||
                strcmp(key, "for") == 0 || strcmp(key, "remove") == 0;
+    case CONTROL_METRICS:
+        return false;
     }
     return false;
 }
@@ -111,7 +113,7 @@ static int parse_op(const json_t *root, struct control_request *req, struct cont
         }
     }
     return fail(err, CONTROL_BAD_REQUEST,
-                "unknown request (known: status, user, forgive, exempt)");
+                "unknown request (known: status, user, forgive, exempt, metrics)");
 }
 
 static int parse_user(const json_t *v, struct control_request *req, struct control_error *err)

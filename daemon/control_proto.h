@@ -7,6 +7,7 @@
  *   {"version": 1, "request": "forgive", "user": "alice", "reason": "..."}
  *   {"version": 1, "request": "exempt", "user": "alice", "for": 14400, "reason": "..."}
  *   {"version": 1, "request": "exempt", "user": "alice", "remove": true}
+ *   {"version": 1, "request": "metrics"}   (the reply's "metrics": Prometheus text)
  * A reply: {"version": 1, "ok": true, ...} or
  *          {"version": 1, "ok": false, "error": {"code": "...", "message": "..."}}
  *
@@ -31,7 +32,7 @@
 /* Exemptions last at most this long: a forgotten one ends by itself. */
 #define CONTROL_EXEMPT_MAX_SEC (366ULL * 86400)
 
-enum control_op { CONTROL_STATUS, CONTROL_USER, CONTROL_FORGIVE, CONTROL_EXEMPT };
+enum control_op { CONTROL_STATUS, CONTROL_USER, CONTROL_FORGIVE, CONTROL_EXEMPT, CONTROL_METRICS };
 
 /* Error codes, as sent (control_code_name). */
 enum control_code {

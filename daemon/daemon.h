@@ -10,6 +10,7 @@
 #include "enforcer.h"
 #include "engine.h"
 #include "events.h"
+#include "metrics.h"
 #include "notice_jobs.h"
 #include "notice_rate.h"
 #include "persist.h"
@@ -48,6 +49,7 @@ struct daemon {
     struct notice_jobs notice_jobs;  /* desktop and mail children under way */
     struct persist persist;  /* the state files, and what waits to be written */
     struct control_server control; /* loginguardctl's socket; fd -1 when not listening */
+    struct metrics metrics;  /* counts for loginguardctl metrics and metrics_file */
     bool enforcing;        /* enforce mode with its backend open */
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;

@@ -45,6 +45,7 @@ static void usage(FILE *f)
           "  forgive NAME [--reason TEXT]        level back to none (root, admin_group)\n"
           "  exempt NAME --for DURATION --reason TEXT   a temporary exemption\n"
           "  exempt NAME --remove                end one now\n"
+          "  metrics                             Prometheus text format (root, admin_group)\n"
           "exit status: 0 done, 1 refused or an error from the daemon, 2 usage,\n"
           "3 the daemon cannot be reached\n",
           f);
@@ -343,6 +344,9 @@ static int build_request(int argc, char **argv, const struct args *a, struct con
         req->op = CONTROL_FORGIVE;
     } else if (strcmp(cmd, "exempt") == 0) {
         req->op = CONTROL_EXEMPT;
+    } else if (strcmp(cmd, "metrics") == 0) {
+        req->op = CONTROL_METRICS;
+        want_args = 0;
     } else {
         return usage_error("unknown command \"%s\"", cmd);
     }
@@ -414,6 +418,14 @@ static void print_reply(const struct control_request *req, const json_t *r)
             printf(": exemption removed\n");
         else
             printf(": exempt until %s\n", until);
+        break;
+    }
+    case CONTROL_METRICS: {
+        /* As the daemon made it: its label values are escaped there, so
+         * the text holds no control but its newlines. */
+        const json_t *m = json_object_get(r, "metrics");
+        fwrite(json_string_value(m) ? json_string_value(m) : "", 1, json_string_length(m),
+               stdout);
         break;
     }
     }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "argv_reader.h"
+#include "pidfd.h"
 #include "procfs.h"
 #include "snapshot.h"
 #include "util.h"

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "pidfd.h"
 #include "util.h"
 
 /* In the child: leave nothing of the daemon behind but stderr, then run. */

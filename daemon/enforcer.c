@@ -8,6 +8,7 @@
 
 #include "enforcer.h"
 #include "instance_lock.h"
+#include "pidfd.h"
 #include "util.h"
 
 /* The directory of the cgroups this backend writes. */

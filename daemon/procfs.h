@@ -9,7 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define COMM_LEN 16 /* the kernel's TASK_COMM_LEN, including the NUL */
+#include "snapshot.h" /* COMM_LEN */
+
 
 struct proc_stat {
     pid_t pid;

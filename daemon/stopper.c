@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "pidfd.h"
 #include "stopper.h"
 #include "util.h"
 

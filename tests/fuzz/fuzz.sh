@@ -50,7 +50,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-poin
 # Split into words where used; the path macros' double quotes are meant
 # for the compiler (configure's paths hold no spaces).
 # shellcheck disable=SC2089
-cflags="-g -O1 $san -fsanitize=fuzzer-no-link -Wall -Wextra -I$top_builddir -I$top_srcdir/daemon
+cflags="-g -O1 $san -fsanitize=fuzzer-no-link -Wall -Wextra -I$top_builddir -I$top_srcdir/libloginguard -I$top_srcdir/daemon
     -DSYSCONFDIR=\"${sysconfdir:-/etc}\" -DLOCALSTATEDIR=\"${localstatedir:-/var}\"
     -DRUNSTATEDIR=\"${runstatedir:-/run}\" -DPKGDATADIR=\"${pkgdatadir:-/usr/share/loginguard}\"
     ${FUZZ_DEP_CFLAGS:-}"
@@ -65,12 +65,12 @@ newer() {
     [ -n "$(find "$1" -newer "$2")" ]
 }
 
-# An object is stale when its source, any header of the daemon or of the
-# fuzz targets, or config.h changed since it was made.
+# An object is stale when its source, any header of the libraries or of
+# the fuzz targets, or config.h changed since it was made.
 stale() {
     [ ! -f "$2" ] || newer "$1" "$2" || newer "$top_builddir/config.h" "$2" ||
         newer "$fuzzdir/fuzz.h" "$2" ||
-        [ -n "$(find "$top_srcdir/daemon" -name '*.h' -newer "$2" | head -n 1)" ]
+        [ -n "$(find "$top_srcdir/libloginguard" "$top_srcdir/daemon" -name '*.h' -newer "$2" | head -n 1)" ]
 }
 
 compile() {
@@ -87,10 +87,11 @@ compile() {
     fi
 }
 
-# The library: every source but the daemon's main().
+# The libraries: every source but the daemon's main().
 objs=""
 running=0
-for src in "$top_srcdir"/daemon/*.c "$top_srcdir"/daemon/*.cc "$fuzzdir/fuzzutil.c"; do
+for src in "$top_srcdir"/libloginguard/*.c "$top_srcdir"/libloginguard/*.cc "$top_srcdir"/daemon/*.c \
+    "$fuzzdir/fuzzutil.c"; do
     case $src in */loginguardd.c) continue ;; esac
     base=${src##*/}
     obj=$out/obj/${base%.*}.o

@@ -1,11 +1,9 @@
 #include "config.h"
 
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -109,16 +107,6 @@ uint64_t now_boottime_usec(void)
     return clock_usec(CLOCK_BOOTTIME);
 }
 
-int pidfd_open_(pid_t pid)
-{
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-int pidfd_signal_(int pidfd, int sig)
-{
-    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
-}
-
 static uid_t uid_at(const void *array, size_t size, size_t uid_offset, size_t i)
 {
     uid_t uid;
@@ -146,9 +134,4 @@ void *insert_at(void *array, size_t *count, size_t *capacity, size_t size, size_
     memset(a + at * size, 0, size);
     (*count)++;
     return a;
-}
-
-int own_child_signal(pid_t pid, int pidfd, int sig)
-{
-    return pidfd >= 0 ? pidfd_signal_(pidfd, sig) : kill(pid, sig);
 }

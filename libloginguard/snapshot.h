@@ -8,8 +8,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "procfs.h"
 #include "rules.h"
+
+#define COMM_LEN 16 /* the kernel's TASK_COMM_LEN, including the NUL */
 
 /* At most this much of a command line is kept for a process (what events,
  * notices and the suggested sbatch line show); the rest is known by its

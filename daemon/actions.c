@@ -42,6 +42,10 @@ static void stop_tree(struct daemon *d, pid_t pid, uid_t uid, const char *reason
         enum stop_result r = stopper_terminate(&d->enforcer.stopper, "/proc", &tree[i],
                                                d->policy.stop_grace, now_boottime_usec());
         int error = errno;
+        metrics_count_action(&d->metrics, r == STOP_SIGNALLED         ? ACTION_STOP_SIGNALLED
+                                          : r == STOP_GONE             ? ACTION_STOP_GONE
+                                          : r == STOP_IDENTITY_CHANGED ? ACTION_STOP_SKIPPED
+                                                                       : ACTION_STOP_FAILED);
         if (r == STOP_GONE)
             continue;
         const char *name = r == STOP_SIGNALLED ? "process_stopping"
@@ -97,6 +101,10 @@ static void set_limits(struct daemon *d, uid_t uid, const struct user_state *us,
     json_t *e = action_event(d, rc > 0 ? "limits_set" : "limits_error", uid);
     json_object_set_new(e, "limits", json_from_limits(l.cpu, l.memory, l.tasks));
     bool at_level = us && us->level > 0 && us->until > now;
+    metrics_count_action(&d->metrics, at_level ? (rc > 0 ? ACTION_LIMITS_LEVEL_DONE
+                                                         : ACTION_LIMITS_LEVEL_FAILED)
+                                               : (rc > 0 ? ACTION_LIMITS_SHARE_DONE
+                                                         : ACTION_LIMITS_SHARE_FAILED));
     json_object_set_new(e, "level", json_integer(at_level ? us->level : 0));
     if (rc < 0)
         json_object_set_new(e, "message", json_from_bytes(err, strlen(err)));
@@ -158,6 +166,9 @@ void adopt_new_processes(struct daemon *d)
         char err[512];
         int rc = enforcer_adopt(&d->enforcer, owner, procs[i].pid, procs[i].start_time, err,
                                 sizeof(err));
+        metrics_count_action(&d->metrics, rc == 0   ? ACTION_MOVE_DONE
+                                          : rc > 0 ? ACTION_MOVE_GONE
+                                                   : ACTION_MOVE_FAILED);
         if (rc == 0)
             sampler_adopted(&d->sampler, procs[i].pid);
         else if (rc < 0) {
@@ -185,6 +196,8 @@ void remove_empty_cgroups(struct daemon *d)
 static void report_stop(const struct stop_target *t, enum stop_outcome outcome, void *arg)
 {
     struct daemon *d = arg;
+    metrics_count_action(&d->metrics,
+                         outcome == STOP_KILLED ? ACTION_STOP_END_KILLED : ACTION_STOP_END_EXITED);
     json_t *e = action_event(d, outcome == STOP_KILLED ? "process_killed" : "process_exited", t->uid);
     json_object_set_new(e, "process", json_target(t));
     if (outcome == STOP_KILLED)

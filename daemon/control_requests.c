@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "control_requests.h"
+#include "metrics_collect.h"
 #include "persist.h"
 #include "units.h"
 #include "user_report.h"
@@ -313,6 +314,9 @@ json_t *control_request(struct control_conn *c, const char *line, size_t len, vo
         json_t *r = why_reply(d, c, req.pid, &refused);
         return refused ? refuse(d, c, req.op, "asking about another user's process") : r;
     }
+    /* Every user's usage and level: for those who may see everyone. */
+    if (req.op == CONTROL_METRICS)
+        return c->peer.admin == 1 ? metrics_reply(d) : refuse(d, c, req.op, "metrics");
     uid_t uid;
     if (resolve(d, &req, c->peer.uid, &uid, &err) < 0)
         return control_reply_error(err.code, err.message);

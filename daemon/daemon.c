@@ -15,6 +15,7 @@
 #include "control_requests.h"
 #include "daemon.h"
 #include "instance_lock.h"
+#include "metrics_collect.h"
 #include "notify.h"
 #include "persist.h"
 #include "policy_diff.h"
@@ -247,6 +248,7 @@ static int start_sampler(struct daemon *d)
 int daemon_start(struct daemon *d)
 {
     d->started = true;
+    d->metrics.start_time = now_realtime_usec();
     d->connector.fd = -1;
     d->exits.fd = -1;
     /* The lock taken before the fork names the parent, which is gone:
@@ -481,6 +483,7 @@ void daemon_tick(struct daemon *d)
     d->next_sample += d->policy.sample_interval;
     if (d->next_sample <= now)
         d->next_sample = now + d->policy.sample_interval;
+    metrics_sampled(d, now);
 }
 
 static void earliest(uint64_t *next, uint64_t t)

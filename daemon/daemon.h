@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "events.h"
 #include "history.h"
+#include "metrics.h"
 #include "notice_jobs.h"
 #include "notice_rate.h"
 #include "persist.h"
@@ -51,6 +52,7 @@ struct daemon {
     struct persist persist;  /* the state files, and what waits to be written */
     struct control_server control; /* loginguardctl's socket; fd -1 when not listening */
     struct history history;  /* each active user's last hour, for loginguardctl user */
+    struct metrics metrics;  /* counts for loginguardctl metrics and metrics_file */
     bool enforcing;        /* enforce mode with its backend open */
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;

@@ -465,6 +465,7 @@ static int append_event(struct event_log *log, const json_t *event)
 
 static void note_lost(struct event_log *log, int error)
 {
+    log->lost_total++;
     if (log->lost++ > 0)
         return;
     log->lost_since = now_realtime_usec();
@@ -523,9 +524,10 @@ static void write_out(struct event_log *log, json_t *event)
     summarise(log, event);
     if (log->fd < 0)
         return;
-    if (log->lost && !recovered(log))
+    if (log->lost && !recovered(log)) {
         log->lost++;
-    else if (append_event(log, event) < 0)
+        log->lost_total++;
+    } else if (append_event(log, event) < 0)
         note_lost(log, errno);
 }
 
@@ -564,6 +566,7 @@ static bool held_back(struct event_log *log, const json_t *event)
         json_string_value(json_object_get(event, "mode")), now_boottime_usec(), &ended);
     if (ended.total)
         report_held(&ended, log);
+    log->suppressed_total += v == EVENT_HOLD;
     return v == EVENT_HOLD;
 }
 

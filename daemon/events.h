@@ -23,6 +23,7 @@
  *   state_written      a state file is written again after failures
  *   events_suppressed  a user's events held back by the rate limit, by kind
  *   events_lost        events that could not be written (a full disk)
+ *   metrics_error      metrics_file could not be written (said once until it can)
  *   daemon_started, daemon_stopped, config_reloaded, config_error */
 #ifndef LOGINGUARD_EVENTS_H
 #define LOGINGUARD_EVENTS_H
@@ -59,6 +60,8 @@ struct event_log {
      * is an events_lost event with the count. */
     uint64_t lost;
     uint64_t lost_since;
+    /* Ever, for the metrics: events held back by the limit, and lost. */
+    uint64_t suppressed_total, lost_total;
     int lost_errno;
     /* A write cut short left a piece of a line that could not be taken
      * back: the next line starts on a line of its own. */

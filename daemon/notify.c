@@ -22,6 +22,7 @@ static const char *const outcome_names[] = {"sent", "skipped", "failed"};
 static void notice_event(struct daemon *d, uid_t uid, const char *user, enum notice_kind kind,
                          const char *channel, const char *outcome, const char *message)
 {
+    metrics_count_notice(&d->metrics, kind, channel, outcome);
     json_t *e = event_action("notice", uid, user, mode_name(d->policy.mode), d->events.host,
                              now_realtime_usec());
     json_object_set_new(e, "kind", json_string(notice_kind_name(kind)));

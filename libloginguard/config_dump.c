@@ -47,6 +47,7 @@ static char *value_text(const struct config_key *k, const void *field)
         break;
     case T_STRING:
     case T_PATH:
+    case T_FILE:
         strbuf_adds(&b, *(char *const *)field ? *(char *const *)field : "");
         break;
     case T_NAME:

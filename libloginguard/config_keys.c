@@ -19,6 +19,7 @@ const struct config_key config_keys[] = {
     {"daemon", "event_log", T_PATH, P(event_log), 0},
     {"daemon", "state_dir", T_PATH, P(state_dir), 0},
     {"daemon", "control_socket", T_PATH, P(control_socket), 0},
+    {"daemon", "metrics_file", T_FILE, P(metrics_file), 0},
     {"daemon", "rules_dirs", T_LIST, P(rules_dirs), 0},
     {"daemon", "backend", T_BACKEND, P(backend), 0},
     {"daemon", "cgroup_parent", T_STRING, P(cgroup_parent), 0},

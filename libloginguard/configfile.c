@@ -111,8 +111,15 @@ static int set_value(void *base, const struct config_key *k, const char *value, 
     case T_BOOL:
         rc = parse_bool(value, shown, (bool *)field, why, sizeof(why));
         break;
+    case T_FILE:
     case T_PATH:
-        if (value[0] != '/' && strcmp(value, "-") != 0) {
+        if (k->type == T_FILE && value[0] && value[0] != '/') {
+            snprintf(why, sizeof(why), "'%s': the path must be absolute, or empty for none",
+                     shown);
+            rc = -1;
+            break;
+        }
+        if (k->type == T_PATH && value[0] != '/' && strcmp(value, "-") != 0) {
             snprintf(why, sizeof(why), "'%s': the path must be absolute", shown);
             rc = -1;
             break;

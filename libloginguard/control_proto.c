@@ -11,6 +11,7 @@
 static const char *const op_names[] = {
     [CONTROL_STATUS] = "status", [CONTROL_USER] = "user", [CONTROL_FORGIVE] = "forgive",
     [CONTROL_EXEMPT] = "exempt", [CONTROL_RELOAD] = "reload", [CONTROL_WHY] = "why",
+    [CONTROL_METRICS] = "metrics",
 };
 
 static const char *const code_names[] = {
@@ -92,6 +93,8 @@ static bool key_allowed(enum control_op op, const char *key)
         return false;
     case CONTROL_WHY:
         return strcmp(key, "pid") == 0;
+    case CONTROL_METRICS:
+        return false;
     }
     return false;
 }
@@ -116,7 +119,7 @@ static int parse_op(const json_t *root, struct control_request *req, struct cont
         }
     }
     return fail(err, CONTROL_BAD_REQUEST,
-                "unknown request (known: status, user, forgive, exempt, reload, why)");
+                "unknown request (known: status, user, forgive, exempt, reload, why, metrics)");
 }
 
 static int parse_user(const json_t *v, struct control_request *req, struct control_error *err)

@@ -9,6 +9,7 @@
  *   {"version": 1, "request": "exempt", "user": "alice", "remove": true}
  *   {"version": 1, "request": "reload"}
  *   {"version": 1, "request": "why", "pid": 4242}
+ *   {"version": 1, "request": "metrics"}   (the reply's "metrics": Prometheus text)
  * A reply: {"version": 1, "ok": true, ...} or
  *          {"version": 1, "ok": false, "error": {"code": "...", "message": "..."}}
  *
@@ -36,7 +37,8 @@
 #define CONTROL_EXEMPT_MAX_SEC (366ULL * 86400)
 
 enum control_op {
-    CONTROL_STATUS, CONTROL_USER, CONTROL_FORGIVE, CONTROL_EXEMPT, CONTROL_RELOAD, CONTROL_WHY
+    CONTROL_STATUS, CONTROL_USER, CONTROL_FORGIVE, CONTROL_EXEMPT, CONTROL_RELOAD, CONTROL_WHY,
+    CONTROL_METRICS
 };
 
 /* Error codes, as sent (control_code_name). */

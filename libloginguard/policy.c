@@ -75,6 +75,7 @@ void policy_free(struct policy *p)
     free(p->event_log);
     free(p->state_dir);
     free(p->control_socket);
+    free(p->metrics_file);
     name_list_free(&p->rules_dirs);
     free(p->cgroup_parent);
     name_list_free(&p->exempt_users);

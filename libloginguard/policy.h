@@ -43,6 +43,7 @@ struct policy {
     char *event_log;
     char *state_dir;
     char *control_socket;
+    char *metrics_file;         /* Prometheus text after each sample; NULL = none */
     struct name_list rules_dirs; /* site first, then shipped */
     enum backend backend;
     char *cgroup_parent;

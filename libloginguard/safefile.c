@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +29,8 @@ static int write_all(int fd, const char *buf, size_t len)
 /* text into DIR/TMP, on disk before the caller renames it: a rename that
  * reached the disk before the data would leave an empty file after a
  * power cut. */
-static int write_tmp(int dirfd, const char *dir, const char *tmp, const char *text, char *err,
-                     size_t err_len)
+static int write_tmp(int dirfd, const char *dir, const char *tmp, const char *text, size_t len,
+                     const char *end, mode_t mode, bool sync, char *err, size_t err_len)
 {
     /* A leftover of a crash, or something planted there: removed, never
      * written through.  With O_EXCL the open neither follows a symlink
@@ -40,17 +41,16 @@ static int write_tmp(int dirfd, const char *dir, const char *tmp, const char *te
                  dir, tmp, strerror(errno));
         return -1;
     }
-    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0) {
         snprintf(err, err_len,
                  "%s/%s: cannot create: %s; check that %s is a directory root can write", dir,
                  tmp, strerror(errno), dir);
         return -1;
     }
-    /* 0600 whatever the daemon's umask: who is penalised, and what they
-     * were told, is for root to read. */
-    int rc = fchmod(fd, 0600) < 0 || write_all(fd, text, strlen(text)) < 0 ||
-                     write_all(fd, "\n", 1) < 0 || fsync(fd) < 0
+    /* The mode whatever the daemon's umask. */
+    int rc = fchmod(fd, mode) < 0 || write_all(fd, text, len) < 0 ||
+                     write_all(fd, end, strlen(end)) < 0 || (sync && fsync(fd) < 0)
                  ? -1
                  : 0;
     int e = errno;
@@ -71,7 +71,9 @@ int safe_write_file(int dirfd, const char *dir, const char *name, const char *te
 {
     char *tmp = xasprintf("%s.tmp", name);
     int rc = -1;
-    if (write_tmp(dirfd, dir, tmp, text, err, err_len) < 0) {
+    /* 0600: who is penalised, and what they were told, is for root to
+     * read. */
+    if (write_tmp(dirfd, dir, tmp, text, strlen(text), "\n", 0600, true, err, err_len) < 0) {
         /* err is set */
     } else if (renameat(dirfd, tmp, dirfd, name) < 0) {
         snprintf(err, err_len, "%s/%s: cannot replace it with %s: %s; check that it is not a directory",
@@ -84,6 +86,21 @@ int safe_write_file(int dirfd, const char *dir, const char *name, const char *te
                  dir, strerror(errno));
     } else {
         rc = 0;
+    }
+    free(tmp);
+    return rc;
+}
+
+int safe_publish_file(int dirfd, const char *dir, const char *name, const char *text,
+                      size_t len, char *err, size_t err_len)
+{
+    char *tmp = xasprintf("%s.tmp", name);
+    int rc = write_tmp(dirfd, dir, tmp, text, len, "", 0644, false, err, err_len);
+    if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0) {
+        snprintf(err, err_len, "%s/%s: cannot replace it with %s: %s; check that it is not a directory",
+                 dir, name, tmp, strerror(errno));
+        unlinkat(dirfd, tmp, 0);
+        rc = -1;
     }
     free(tmp);
     return rc;

@@ -20,6 +20,13 @@
 int safe_write_file(int dirfd, const char *dir, const char *name, const char *text, char *err,
                     size_t err_len);
 
+/* The len bytes of text as DIR/NAME for others to read (mode 0644), made
+ * and renamed over NAME as above but not synced: a reader sees the old
+ * file or the new one, whole; after a power cut it may be empty.  For
+ * files that are written again soon anyway (metrics). */
+int safe_publish_file(int dirfd, const char *dir, const char *name, const char *text,
+                      size_t len, char *err, size_t err_len);
+
 /* DIR/NAME, whole, if it is a regular file owned by us and writable by
  * no one else, into *text (NUL-terminated, to be freed) and *len.
  * Returns 0; -2 if absent; 1 if larger than max (not read); -1 with err

@@ -56,6 +56,7 @@ static void usage(FILE *f)
           "  check-config [FILE] [--dump]        check a config without the daemon\n"
           "  events [--user NAME|UID] [--since 1h|TIME] [--kind K,...] [--follow]\n"
           "                                      the event log (read from its file)\n"
+          "  metrics                             Prometheus text format (root, admin_group)\n"
           "exit status: 0 done, 1 refused, an error from the daemon or a config with\n"
           "errors, 2 usage, 3 the daemon cannot be reached, 4 the event log cannot be read\n",
           f);
@@ -359,6 +360,9 @@ static int build_request(int argc, char **argv, const struct args *a, struct con
         want_args = 0;
     } else if (strcmp(cmd, "why") == 0) {
         req->op = CONTROL_WHY;
+    } else if (strcmp(cmd, "metrics") == 0) {
+        req->op = CONTROL_METRICS;
+        want_args = 0;
     } else {
         return usage_error("unknown command \"%s\"", cmd);
     }
@@ -485,6 +489,14 @@ static void print_reply(const struct control_request *req, const json_t *r)
             printf(": exemption removed\n");
         else
             printf(": exempt until %s\n", until);
+        break;
+    }
+    case CONTROL_METRICS: {
+        /* As the daemon made it: its label values are escaped there, so
+         * the text holds no control but its newlines. */
+        const json_t *m = json_object_get(r, "metrics");
+        fwrite(json_string_value(m) ? json_string_value(m) : "", 1, json_string_length(m),
+               stdout);
         break;
     }
     }

@@ -7,6 +7,7 @@
 #                             for `make fuzz` (make check does not need them)
 set -eu
 
+# prometheus is there for promtool, which the tests check the metrics with.
 PACKAGES="
   build-essential g++ autoconf automake libtool libtool-bin pkg-config
   libjansson-dev libcgroup-dev cgroup-tools libsystemd-dev
@@ -14,6 +15,7 @@ PACKAGES="
   libpam-wrapper libpamtest0-dev pamtester libfuse3-dev
   python3 python3-dbusmock dbus
   procps passwd uidmap util-linux valgrind
+  prometheus
 "
 # `make fuzz` only: Debian's clang 14 and its runtimes (libFuzzer, the
 # sanitizers), which clang-14 pulls in only as a recommendation.

@@ -20,7 +20,9 @@
  *      scan_interval each (one sweep in each), min and median, its memory
  *      at the end of each, and the rest of the machine's load in each
  *      window beside them.  Then, in this process against the same cgroups,
- *      where one counter-path sample (sampler_sample) spends its time.
+ *      where one counter-path sample (sampler_sample) spends its time,
+ *      and what writing [daemon] metrics_file after it costs with every
+ *      user of the snapshot shown (the most the daemon would show there).
  *      While the daemon still runs with that population, round trips of
  *      `status` (bench_status.c): on the socket, and through loginguardctl
  *      as JSON and as a table; median, p95 and max, the reply's size, the
@@ -78,8 +80,10 @@
 #include "cgroup_counters.h"
 #include "configfile.h"
 #include "errors.h"
+#include "metrics_format.h"
 #include "policy.h"
 #include "procfs.h"
+#include "safefile.h"
 #include "sampler.h"
 #include "snapshot.h"
 
@@ -595,6 +599,11 @@ struct load_result {
     uint64_t tasks_seen;
     double first_ms, interval_s;
     bool connector; /* the in-process sampler had the proc connector, as the daemon */
+    /* metrics_file after a sample, every user of the snapshot shown */
+    struct runs metrics_format_us, metrics_write_us;
+    struct runs metrics_idle_us;  /* the same with no user shown: an idle node */
+    size_t metrics_users, metrics_bytes, metrics_idle_bytes;
+    bool metrics_written;
     uint64_t connector_events;
     struct load_runs inproc_others;
     struct status_bench status;  /* loginguardctl status against the daemon */
@@ -630,6 +639,67 @@ static void count_event_kinds(const char *path, off_t from, struct load_result *
 static void note_event(const struct pc_event *ev, void *arg)
 {
     sampler_note_event(arg, ev);
+}
+
+/* What metrics_file costs after a sample: the text made from the
+ * snapshot with every one of its users shown (the daemon shows only
+ * those not idle, so this is the most it does at this many users), and
+ * written as the daemon writes it (a temporary file renamed over the
+ * last, mode 0644, in the benchmark's directory). */
+static void metrics_inprocess(struct load_result *r, const struct sampler *s,
+                              const struct snapshot *snap, int reps)
+{
+    struct metrics m = {.start_time = 1};
+    for (uint64_t k = 1; k <= s->stats.samples; k++)
+        metrics_count_sample(&m, 1000 * k);
+    struct metrics_user *users = calloc(snap->user_count + 1, sizeof(*users));
+    if (!users)
+        abort();
+    for (size_t i = 0; i < snap->user_count; i++)
+        users[i] = (struct metrics_user){.uid = snap->users[i].uid, .name = snap->users[i].name,
+                                         .cpu_cores = snap->users[i].cpu,
+                                         .memory_bytes = snap->users[i].memory,
+                                         .tasks = snap->users[i].tasks, .level = (int)(i % 2)};
+    static const char *const levels[] = {"warned", "throttled", "restricted"};
+    struct metrics_view v = {.version = PACKAGE_VERSION, .mode = "enforce", .enforcing = true,
+                             .counters = &m, .level_names = levels, .level_count = 3,
+                             .users = users, .user_count = snap->user_count,
+                             .users_tracked = snap->user_count,
+                             .processes_tracked = s->proc_count, .connector_up = true};
+    int dirfd = open(BD.tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char err[600] = "";
+    bool ok = dirfd >= 0;
+    for (int k = 0; k < reps && ok && !stopping; k++) {
+        size_t len = 0;
+        char *text = NULL;
+        TIMED_RUN(r->metrics_format_us, text = metrics_format(&v, &len));
+        TIMED_RUN(r->metrics_write_us,
+                  ok = safe_publish_file(dirfd, BD.tmpdir, "metrics.prom", text, len, err,
+                                         sizeof(err)) == 0);
+        r->metrics_bytes = len;
+        free(text);
+    }
+    /* What every write costs whatever the users do: the daemon's own
+     * series, no user's (every user idle). */
+    struct metrics_view none = v;
+    none.user_count = 0;
+    for (int k = 0; k < reps && ok && !stopping; k++) {
+        TIMED_RUN(r->metrics_idle_us, {
+            size_t len = 0;
+            char *text = metrics_format(&none, &len);
+            ok = safe_publish_file(dirfd, BD.tmpdir, "metrics.prom", text, len, err,
+                                   sizeof(err)) == 0;
+            r->metrics_idle_bytes = len;
+            free(text);
+        });
+    }
+    if (!ok)
+        printf("  metrics_file: %s\n", dirfd < 0 ? strerror(errno) : err);
+    if (dirfd >= 0)
+        close(dirfd);
+    r->metrics_users = snap->user_count;
+    r->metrics_written = ok && r->metrics_write_us.n > 0;
+    free(users);
 }
 
 /* Where a counter-path sample goes, measured in this process on the
@@ -675,6 +745,7 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
         double mine1 = cpu_self_children_us() + cpu_of_list_us(pids, npids);
         load_runs_add(&r->inproc_others, other_load_between(m0, load_mark_now(mine1)));
     }
+    metrics_inprocess(r, &s, &snap, samples > 5 ? samples : 5);
     r->groups = s.counters.count;
     r->tracked = s.proc_count;
     for (size_t i = 0; i < snap.user_count; i++) {
@@ -1045,6 +1116,25 @@ static void print_load(const struct load_result *r)
                " task counter read 0)\n",
                runs_median(&r->sweep_us) / 1e3, runs_min(&r->sweep_us) / 1e3,
                runs_median(&r->empty_us) / 1e3);
+        if (r->metrics_written) {
+            double fmt = runs_median(&r->metrics_format_us), wr = runs_median(&r->metrics_write_us);
+            printf("    metrics_file after each sample, all %zu users of the snapshot shown (%zu "
+                   "bytes, %.0f bytes a user):\n      %.3f ms CPU median (min %.3f) = %.2f us a "
+                   "user: the text %.3f ms, the write and rename %.3f ms;\n      %.1f %% of one "
+                   "sample's CPU, %.4f %% of one core at one write every %.0f s\n",
+                   r->metrics_users, r->metrics_bytes,
+                   (double)r->metrics_bytes / (double)(r->metrics_users ? r->metrics_users : 1),
+                   (fmt + wr) / 1e3,
+                   (runs_min(&r->metrics_format_us) + runs_min(&r->metrics_write_us)) / 1e3,
+                   (fmt + wr) / (double)(r->metrics_users ? r->metrics_users : 1), fmt / 1e3,
+                   wr / 1e3, 100 * (fmt + wr) / s, (fmt + wr) / (r->interval_s * 1e6) * 100,
+                   r->interval_s);
+            printf("      with no user shown (every user idle; %zu bytes): %.3f ms CPU median (min"
+                   " %.3f), %.4f %% of one core\n",
+                   r->metrics_idle_bytes, runs_median(&r->metrics_idle_us) / 1e3,
+                   runs_min(&r->metrics_idle_us) / 1e3,
+                   runs_median(&r->metrics_idle_us) / (r->interval_s * 1e6) * 100);
+        }
         double per_min = 30 * s + 2 * runs_median(&r->sweep_us);
         printf("    predicted from these: (30 samples + 2 sweeps) / 60 s = %.3f %% of one core"
                " (the samples alone: %.3f %%)\n",
@@ -1084,6 +1174,12 @@ static void print_summary(const struct load_result *load, int count)
                    r->kind.name, "one sample in-process, us per user",
                    runs_min(&r->sample_us) / (double)(r->groups ? r->groups : 1),
                    runs_median(&r->sample_us) / (double)(r->groups ? r->groups : 1));
+        if (r->metrics_written)
+            printf("  %-9s %-38s %9.3f %9.3f   (%zu users shown, %zu bytes)\n", r->kind.name,
+                   "metrics_file write, ms CPU",
+                   (runs_min(&r->metrics_format_us) + runs_min(&r->metrics_write_us)) / 1e3,
+                   (runs_median(&r->metrics_format_us) + runs_median(&r->metrics_write_us)) / 1e3,
+                   r->metrics_users, r->metrics_bytes);
         char text[300];
         load_runs_text(&r->others, text, sizeof(text));
         printf("  %-9s   while %s\n", "", text);

@@ -61,6 +61,8 @@ static void test_shipped_config_is_the_default(void **state)
     assert_string_equal(shipped.event_log, builtin.event_log);
     assert_string_equal(shipped.state_dir, builtin.state_dir);
     assert_string_equal(shipped.control_socket, builtin.control_socket);
+    assert_null(shipped.metrics_file);
+    assert_null(builtin.metrics_file);
     assert_int_equal(shipped.backend, builtin.backend);
     assert_string_equal(shipped.cgroup_parent, builtin.cgroup_parent);
     assert_true(shipped.share_cpu == builtin.share_cpu);
@@ -198,7 +200,7 @@ static void test_syntax_errors(void **state)
     expect_error("[daemon]\nmdoe = observe\n",
                  ":2: unknown key 'mdoe' in [daemon]; known keys: mode, sample_interval, "
                  "scan_interval, proc_connector, min_uid, admin_group, event_log, state_dir, control_socket, "
-                 "rules_dirs, backend, cgroup_parent, stop_grace, events_per_user, events_interval");
+                 "metrics_file, rules_dirs, backend, cgroup_parent, stop_grace, events_per_user, events_interval");
     expect_error("[share]\nwindow = 5m\n", ":2: 'window' belongs in [violation], not [share]");
     expect_error("[daemon]\nduration = 5m\n", ":2: 'duration' belongs in [level N], not [daemon]");
 }
@@ -213,6 +215,8 @@ static void test_value_errors(void **state)
                  ":2: 'backend = cgroups': backend must be auto | systemd | cgroupfs");
     expect_error("[daemon]\nevent_log = events.jsonl\n",
                  ":2: 'event_log = events.jsonl': the path must be absolute");
+    expect_error("[daemon]\nmetrics_file = lg.prom\n",
+                 ":2: 'metrics_file = lg.prom': the path must be absolute, or empty for none");
     expect_error("[daemon]\nmin_uid = 4294967295\n",
                  ":2: 'min_uid = 4294967295' is not a valid uid");
     expect_error("[daemon]\nmin_uid = lots\n", ":2: 'min_uid = lots' is not a whole number");

@@ -61,6 +61,7 @@ static bool same_field(const struct config_key *k, const void *a, const void *b)
         return *(const bool *)a == *(const bool *)b;
     case T_STRING:
     case T_PATH:
+    case T_FILE:
         return same_string(*(char *const *)a, *(char *const *)b);
     case T_NAME:
         return strcmp((const char *)a, (const char *)b) == 0;
@@ -161,6 +162,7 @@ static const char site_dropin[] =
     "event_log = /var/tmp/lg events.jsonl\n"
     "state_dir = /var/tmp/lg-state\n"
     "control_socket = /var/tmp/lg.sock\n"
+    "metrics_file = /var/tmp/lg metrics.prom\n"
     "rules_dirs = " SHIPPED "/rules.d\n"
     "backend = cgroupfs\n"
     "cgroup_parent = /site/loginguard\n"

@@ -96,6 +96,25 @@ static void test_malformed_requests_are_errors_that_say_why(void **state)
     refused("{\"version\":1,\"request\":\"status\",\"all\":1}", CONTROL_BAD_REQUEST, "true or false");
 }
 
+static void test_metrics_takes_nothing_but_its_name(void **state)
+{
+    (void)state;
+    struct control_request r;
+    struct control_error e;
+    assert_int_equal(parse("{\"version\":1,\"request\":\"metrics\"}", &r, &e), 0);
+    assert_int_equal(r.op, CONTROL_METRICS);
+    assert_string_equal(control_op_name(r.op), "metrics");
+    refused("{\"version\":1,\"request\":\"metrics\",\"user\":\"x\"}", CONTROL_BAD_REQUEST,
+            "\"metrics\" takes no field \"user\"");
+    refused("{\"version\":1,\"request\":\"metrics\",\"all\":true}", CONTROL_BAD_REQUEST,
+            "takes no field \"all\"");
+    /* What the tool sends reads back as the same request. */
+    struct control_request in = {.op = CONTROL_METRICS};
+    char *line = control_line(control_request_json(&in));
+    assert_string_equal(line, "{\"version\":1,\"request\":\"metrics\"}\n");
+    free(line);
+}
+
 static void test_exempt_needs_a_duration_or_remove_and_a_reason(void **state)
 {
     (void)state;
@@ -217,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_what_the_tool_sends_the_daemon_reads),
         cmocka_unit_test(test_malformed_requests_are_errors_that_say_why),
         cmocka_unit_test(test_exempt_needs_a_duration_or_remove_and_a_reason),
+        cmocka_unit_test(test_metrics_takes_nothing_but_its_name),
         cmocka_unit_test(test_hostile_names_and_reasons_are_refused),
         cmocka_unit_test(test_why_takes_only_a_pid),
         cmocka_unit_test(test_a_line_too_long_is_refused_before_parsing),

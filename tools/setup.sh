@@ -7,7 +7,8 @@
 #                             for `make fuzz` (make check does not need them)
 set -eu
 
-# prometheus is there for promtool, which the tests check the metrics with.
+# prometheus is there for promtool, which the tests check the metrics with;
+# its server is neither started nor enabled (see below).
 PACKAGES="
   build-essential g++ autoconf automake libtool libtool-bin pkg-config
   libjansson-dev libcgroup-dev cgroup-tools libsystemd-dev
@@ -30,8 +31,23 @@ done
 if [ -n "$missing" ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q
+    # No daemon a package brings (the prometheus server, which would listen
+    # on every interface) is started by its installation.
+    policy=/usr/sbin/policy-rc.d
+    if [ ! -e "$policy" ]; then
+        trap 'rm -f "$policy"' EXIT
+        printf '#!/bin/sh\nexit 101\n' >"$policy"
+        chmod 755 "$policy"
+    fi
     # shellcheck disable=SC2086
     apt-get install -q -y --no-install-recommends $missing
+    case " $missing " in
+    *" prometheus "*)
+        if command -v deb-systemd-helper >/dev/null; then
+            deb-systemd-helper disable prometheus.service >/dev/null 2>&1 || true
+        fi
+        ;;
+    esac
 fi
 
 case "${1:-}" in --deps | --fuzz) exit 0 ;; esac

@@ -22,7 +22,7 @@ static const char *user_name(struct daemon *d, uid_t uid)
 static json_t *action_event(struct daemon *d, const char *name, uid_t uid)
 {
     return event_action(name, uid, user_name(d, uid), mode_name(d->policy.mode), d->events.host,
-                        now_realtime_usec());
+                        env_realtime(&d->env));
 }
 
 static json_t *json_target(const struct stop_target *t)
@@ -39,8 +39,8 @@ static void stop_tree(struct daemon *d, pid_t pid, uid_t uid, const char *reason
     struct stop_target *tree;
     size_t n = sampler_process_tree(&d->sampler, pid, uid, &tree);
     for (size_t i = 0; i < n; i++) {
-        enum stop_result r = stopper_terminate(&d->enforcer.stopper, "/proc", &tree[i],
-                                               d->policy.stop_grace, now_boottime_usec());
+        enum stop_result r = stopper_terminate(&d->enforcer.stopper, d->env.proc, &tree[i],
+                                               d->policy.stop_grace, env_boottime(&d->env));
         int error = errno;
         if (r == STOP_GONE)
             continue;
@@ -145,7 +145,7 @@ void adopt_new_processes(struct daemon *d)
 {
     const struct new_proc *procs;
     size_t n = sampler_take_new(&d->sampler, &procs);
-    uint64_t now = now_realtime_usec();
+    uint64_t now = env_realtime(&d->env);
     for (size_t i = 0; i < n; i++) {
         /* Exempt programs too: exemption spares a process from being
          * stopped, not from its user's share.  A process born inside
@@ -194,5 +194,5 @@ static void report_stop(const struct stop_target *t, enum stop_outcome outcome, 
 
 uint64_t reap_stops(struct daemon *d)
 {
-    return stopper_tick(&d->enforcer.stopper, now_boottime_usec(), report_stop, d);
+    return stopper_tick(&d->enforcer.stopper, env_boottime(&d->env), report_stop, d);
 }

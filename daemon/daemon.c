@@ -54,7 +54,8 @@ int daemon_lock_state(struct daemon *d)
     char err[600];
     /* /var/lib/loginguard after an install that did not make it. */
     mkdir(d->policy.state_dir, 0700);
-    d->state_lock = instance_lock(d->policy.state_dir, "state directory", err, sizeof(err));
+    d->state_lock =
+        instance_lock(d->env.proc, d->policy.state_dir, "state directory", err, sizeof(err));
     if (d->state_lock < 0)
         say(d, LOG_ERR, err);
     return d->state_lock < 0 ? -1 : 0;
@@ -88,7 +89,7 @@ static int open_event_log(struct daemon *d, const char *path)
 static void log_event(struct daemon *d, const char *name, const char *message)
 {
     event_log_write(&d->events,
-                    event_daemon(name, message, &d->policy, d->events.host, now_realtime_usec()));
+                    event_daemon(name, message, &d->policy, d->events.host, env_realtime(&d->env)));
 }
 
 /* Enforce mode needs its backend; without it the daemon does not start
@@ -98,7 +99,7 @@ static int start_enforcing(struct daemon *d)
     if (d->enforcing || d->policy.mode != MODE_ENFORCE)
         return 0;
     char err[512];
-    if (enforcer_open(&d->enforcer, &d->policy, err, sizeof(err)) < 0) {
+    if (enforcer_open(&d->enforcer, &d->env, &d->policy, err, sizeof(err)) < 0) {
         char msg[700];
         snprintf(msg, sizeof(msg), "enforce mode: %s", err);
         say(d, LOG_ERR, msg);
@@ -126,7 +127,7 @@ static void stop_enforcing(struct daemon *d)
 static void restore_state(struct daemon *d)
 {
     char moved[512] = "", err[1024] = "";
-    switch (state_load(d->policy.state_dir, &d->engine, now_realtime_usec(), moved, sizeof(moved),
+    switch (state_load(d->policy.state_dir, &d->engine, env_realtime(&d->env), moved, sizeof(moved),
                        err, sizeof(err))) {
     case STATE_MOVED_ASIDE: /* err names the file, the reason and where it went */
     case STATE_ERROR:
@@ -219,7 +220,7 @@ static void drain_news(struct daemon *d)
         taskstats_drain(&d->exits, note_exit, d);
     if (d->connector.fd >= 0 && proc_connector_drain(&d->connector, note_event, &d->sampler) > 0)
         sampler_note_lost(&d->sampler); /* a full sweep at the next sample */
-    d->next_drain = now_boottime_usec() + DRAIN_PERIOD;
+    d->next_drain = env_boottime(&d->env) + DRAIN_PERIOD;
 }
 
 /* Per-user counters: the cgroupfs backend's own cgroups when it enforces,
@@ -229,9 +230,9 @@ static int start_sampler(struct daemon *d)
     if (d->enforcing && d->enforcer.backend == BACKEND_CGROUPFS) {
         struct counter_roots roots;
         cgroupfs_counter_roots(&d->enforcer.cgroupfs, &roots);
-        return sampler_init(&d->sampler, "/proc", &roots);
+        return sampler_init(&d->sampler, &d->env, &roots);
     }
-    return sampler_init(&d->sampler, "/proc", NULL);
+    return sampler_init(&d->sampler, &d->env, NULL);
 }
 
 /* The policy is loaded (before detaching, so that errors reach the
@@ -278,7 +279,7 @@ int daemon_start(struct daemon *d)
              no_templates ? "; no notice templates found, so no notices: set [notify] notices_dirs"
                           : "");
     log_event(d, "daemon_started", msg);
-    d->next_sample = d->next_sweep = now_boottime_usec();
+    d->next_sample = d->next_sweep = env_boottime(&d->env);
     service_notify("READY=1");
     return 0;
 }
@@ -346,7 +347,7 @@ static void report_blocked_argv(struct daemon *d)
     for (size_t i = 0; i < n; i++) {
         const struct user_info *u = users_lookup(&d->sampler.users, &d->policy, b[i].owner);
         json_t *e = event_action("argv_unreadable", b[i].owner, u->name,
-                                 mode_name(d->policy.mode), d->events.host, now_realtime_usec());
+                                 mode_name(d->policy.mode), d->events.host, env_realtime(&d->env));
         json_object_set_new(e, "process", json_pack("{s:i, s:o}", "pid", (int)b[i].pid, "comm",
                                                     json_from_bytes(b[i].comm,
                                                                     strlen(b[i].comm))));
@@ -379,7 +380,7 @@ static void fill_decision_argv(struct daemon *d)
  * mode the decisions are carried out. */
 void daemon_tick(struct daemon *d)
 {
-    uint64_t now = now_boottime_usec();
+    uint64_t now = env_boottime(&d->env);
     if (d->next_stop && now >= d->next_stop)
         d->next_stop = reap_stops(d);
     if (now >= d->next_sweep) {
@@ -442,7 +443,7 @@ static void earliest(uint64_t *next, uint64_t t)
 
 static int wait_timeout_ms(struct daemon *d, bool drain_waits)
 {
-    uint64_t now = now_boottime_usec();
+    uint64_t now = env_boottime(&d->env);
     uint64_t next = d->next_sample < d->next_sweep ? d->next_sample : d->next_sweep;
     earliest(&next, d->next_stop);
     /* A command line reader that stalls is replaced at its deadline, and
@@ -492,7 +493,7 @@ void daemon_run(struct daemon *d)
         daemon_tick(d);
         /* The kernel's sockets are watched only once DRAIN_PERIOD has
          * passed since they were last read: until then, a timeout does. */
-        bool watch = listening(d) && now_boottime_usec() >= d->next_drain;
+        bool watch = listening(d) && env_boottime(&d->env) >= d->next_drain;
         bool drain_waits = listening(d) && !watch;
         int ms = wait_timeout_ms(d, drain_waits);
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -503,9 +504,9 @@ void daemon_run(struct daemon *d)
         int ready = ppoll(pfd, n, &ts, &waiting);
         if (ready > 0 && (pfd[PFD_CONNECTOR].revents || pfd[PFD_EXITS].revents))
             drain_news(d);
-        else if (drain_waits && now_boottime_usec() >= d->next_drain)
+        else if (drain_waits && env_boottime(&d->env) >= d->next_drain)
             d->next_drain = 0; /* watch the sockets again */
-        uint64_t now = now_boottime_usec(), reader = argv_reader_deadline(&d->sampler.argv);
+        uint64_t now = env_boottime(&d->env), reader = argv_reader_deadline(&d->sampler.argv);
         if ((ready > 0 && pfd[PFD_ARGV].revents) || (reader && now >= reader))
             sampler_take_argv(&d->sampler, &d->policy);
         if (ready > 0)

@@ -167,6 +167,7 @@ static int dump_config(struct daemon *d)
 int main(int argc, char **argv)
 {
     static struct daemon d = {.state_lock = -1};
+    environment_host(&d.env);
     if (parse_options(argc, argv, &d.opt) < 0)
         return 2;
     if (d.opt.dump)

@@ -23,7 +23,7 @@ static void notice_event(struct daemon *d, uid_t uid, const char *user, enum not
                          const char *channel, const char *outcome, const char *message)
 {
     json_t *e = event_action("notice", uid, user, mode_name(d->policy.mode), d->events.host,
-                             now_realtime_usec());
+                             env_realtime(&d->env));
     json_object_set_new(e, "kind", json_string(notice_kind_name(kind)));
     json_object_set_new(e, "channel", json_string(channel));
     json_object_set_new(e, "outcome", json_string(outcome));
@@ -39,7 +39,7 @@ static enum notify_outcome send_tty(struct daemon *d, uid_t uid, const struct no
     size_t count = sampler_user_pids(&d->sampler, uid, &pids);
     char *text = xasprintf("\n*** loginguard: %s ***\n%s\n", n->subject, n->body);
     int skipped = 0;
-    int written = notify_tty(uid, pids, count, text, &skipped);
+    int written = notify_tty(&d->env, uid, pids, count, text, &skipped);
     snprintf(msg, len, "%d terminal%s written, %d refused", written, written == 1 ? "" : "s",
              skipped);
     free(text);
@@ -80,8 +80,8 @@ static enum notify_outcome start_job(struct daemon *d, bool email, uid_t uid, co
                                n->subject, n->body, CHILD_TIMEOUT_USEC, msg, len);
         free(to);
     } else {
-        char runtime_dir[64];
-        snprintf(runtime_dir, sizeof(runtime_dir), "/run/user/%u", (unsigned)uid);
+        char runtime_dir[4096];
+        snprintf(runtime_dir, sizeof(runtime_dir), "%s/user/%u", d->env.run, (unsigned)uid);
         bool urgent = kind == NOTICE_STOPPED || kind == NOTICE_FORBIDDEN;
         o = notify_desktop_start(&j->send.desktop, uid, runtime_dir, n->subject, n->body, urgent,
                                  CHILD_TIMEOUT_USEC, msg, len);
@@ -126,7 +126,7 @@ static void mark_observed(struct daemon *d, struct notice *n)
 static uint64_t runtime_of(const struct daemon *d, const struct proc_sample *ps)
 {
     uint64_t started = ps->start_time * USEC_PER_SEC / (uint64_t)d->sampler.hz;
-    uint64_t now = now_boottime_usec();
+    uint64_t now = env_boottime(&d->env);
     return now > started ? now - started : 0;
 }
 
@@ -153,7 +153,7 @@ static bool render(struct daemon *d, const struct decision *x, enum notice_kind 
 /* A notice reached uid: the next of its kind waits for the rate limit. */
 static void note_reached(struct daemon *d, uid_t uid, enum notice_kind kind)
 {
-    uint64_t now = now_realtime_usec();
+    uint64_t now = env_realtime(&d->env);
     notice_rate_note(&d->notice_rate, uid, kind, now);
     notice_rate_prune(&d->notice_rate, now, d->policy.rate_limit);
     save_notice_rate(d);
@@ -175,7 +175,7 @@ void notify_decision(struct daemon *d, const struct decision *x)
                      "a notice of this kind to this user is still being sent");
         return;
     }
-    if (!notice_rate_due(&d->notice_rate, x->uid, kind, now_realtime_usec(), p->rate_limit)) {
+    if (!notice_rate_due(&d->notice_rate, x->uid, kind, env_realtime(&d->env), p->rate_limit)) {
         notice_event(d, x->uid, user, kind, "all", "rate_limited", NULL);
         return;
     }

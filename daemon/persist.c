@@ -35,13 +35,13 @@ static void report(struct daemon *d, const struct save_status *s, enum save_news
         return;
     }
     event_log_write(&d->events, event_daemon(name, msg, &d->policy, d->events.host,
-                                             now_realtime_usec()));
+                                             env_realtime(&d->env)));
 }
 
 void save_state(struct daemon *d)
 {
     char err[512] = "", what[600];
-    uint64_t now = now_realtime_usec();
+    uint64_t now = env_realtime(&d->env);
     int rc = state_save(d->policy.state_dir, &d->engine, now, err, sizeof(err));
     snprintf(what, sizeof(what), "the state (%s/%s)", d->policy.state_dir, STATE_FILE);
     report(d, &d->persist.state, save_status_note(&d->persist.state, rc == 0, now), what, err);
@@ -50,7 +50,7 @@ void save_state(struct daemon *d)
 void save_notice_rate(struct daemon *d)
 {
     char err[512] = "", what[600];
-    uint64_t now = now_realtime_usec();
+    uint64_t now = env_realtime(&d->env);
     int rc = notice_rate_save(&d->notice_rate, d->policy.state_dir, err, sizeof(err));
     snprintf(what, sizeof(what), "the notice rate limit (%s/notified.json)", d->policy.state_dir);
     report(d, &d->persist.rate, save_status_note(&d->persist.rate, rc == 0, now), what, err);
@@ -90,7 +90,7 @@ static void write_login_notices(struct daemon *d, char *err, size_t len)
     snprintf(what, sizeof(what), "the notices for the next login (%s/login-notices)",
              d->policy.state_dir);
     report(d, &d->persist.login,
-           save_status_note(&d->persist.login, rc == 0, now_realtime_usec()), what, err);
+           save_status_note(&d->persist.login, rc == 0, env_realtime(&d->env)), what, err);
 }
 
 /* A newer notice of the same kind replaces one still waiting: the user
@@ -119,7 +119,7 @@ enum notify_outcome keep_login_notice(struct daemon *d, uid_t uid, enum notice_k
     p->notices = grow_array(p->notices, p->notice_count, &p->notice_capacity,
                             sizeof(*p->notices));
     p->notices[p->notice_count++] = (struct pending_notice){
-        .uid = uid, .time = now_realtime_usec(), .kind = kind,
+        .uid = uid, .time = env_realtime(&d->env), .kind = kind,
         .subject = xstrdup(n->subject), .body = xstrdup(n->body)};
     /* Earlier ones first, so the user reads them in order. */
     char err[512];

@@ -1064,7 +1064,7 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
     }
     if (s->rescan)
         sampler_sweep(s, p);
-    uint64_t now = now_boottime_usec();
+    uint64_t now = env_boottime(s->env);
     uint64_t interval = s->last_sample ? now - s->last_sample : p->sample_interval;
     if (interval == 0)
         interval = 1;
@@ -1074,7 +1074,7 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
     s->stats.procs_read = s->stats.users_read = 0;
 
     snapshot_clear(snap);
-    snap->now = now_realtime_usec();
+    snap->now = env_realtime(s->env);
     snap->interval = interval;
     snap->memory_pressure = sampler_memory_pressure(s->pressure_path);
     struct uid_index ix = {0};
@@ -1209,7 +1209,7 @@ static void refresh_owners(struct sampler *s)
  * for them; after lost events it does. */
 void sampler_sweep(struct sampler *s, const struct policy *p)
 {
-    uint64_t now = now_boottime_usec();
+    uint64_t now = env_boottime(s->env);
     s->counters_stale = true;
     /* Names a directory service could not give last time are asked again. */
     users_retry_unknown(&s->users);
@@ -1380,10 +1380,12 @@ static void raise_fd_limit(void)
     }
 }
 
-int sampler_init(struct sampler *s, const char *proc_root, const struct counter_roots *roots)
+int sampler_init(struct sampler *s, const struct environment *env,
+                 const struct counter_roots *roots)
 {
+    const char *proc_root = env->proc;
     memset(s, 0, sizeof(*s));
-    s->proc_root = xstrdup(proc_root);
+    s->env = env;
     s->pressure_path = xasprintf("%s/pressure/memory", proc_root);
     s->proc_dir = opendir(proc_root);
     if (!s->proc_dir)
@@ -1391,14 +1393,13 @@ int sampler_init(struct sampler *s, const char *proc_root, const struct counter_
     if (!s->proc_dir || argv_reader_start(&s->argv, proc_root, s->error, sizeof(s->error)) < 0) {
         if (s->proc_dir)
             closedir(s->proc_dir);
-        free(s->proc_root);
         free(s->pressure_path);
         return -1;
     }
     s->proc_fd = dirfd(s->proc_dir);
     s->hz = sysconf(_SC_CLK_TCK);
     s->page_size = sysconf(_SC_PAGESIZE);
-    s->boot_realtime_usec = now_realtime_usec() - now_boottime_usec();
+    s->boot_realtime_usec = env_realtime(env) - env_boottime(env);
     struct stat ns;
     if (fstatat(s->proc_fd, "self/ns/mnt", &ns, 0) == 0) {
         s->mnt_ns_dev = ns.st_dev;
@@ -1409,10 +1410,8 @@ int sampler_init(struct sampler *s, const char *proc_root, const struct counter_
     grow_table(s);
     raise_fd_limit();
     s->counters.cpu_root = s->counters.memory_root = s->counters.pids_root = -1;
-    struct counter_roots host;
-    if (!roots && counters_find_host_layout(&host) == 0)
-        roots = &host;
-    if (roots && roots->version > 0 && counters_open(&s->counters, roots) == 0)
+    if (roots ? roots->version > 0 && counters_open(&s->counters, roots) == 0
+              : counters_open_host(&s->counters, env->cgroup) == 0)
         s->use_counters = s->counters_stale = true;
     return 0;
 }
@@ -1438,7 +1437,6 @@ void sampler_free(struct sampler *s)
     counters_close(&s->counters);
     users_forget(&s->users);
     subuid_free(&s->subuids);
-    free(s->proc_root);
     free(s->pressure_path);
     memset(s, 0, sizeof(*s));
 }

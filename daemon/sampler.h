@@ -34,6 +34,7 @@
 
 #include "argv_reader.h"
 #include "cgroup_counters.h"
+#include "environment.h"
 #include "pidmarks.h"
 #include "policy.h"
 #include "proc_connector.h"
@@ -101,7 +102,7 @@ struct blocked_argv {
 
 struct sampler {
     char error[300];            /* why sampler_init failed */
-    char *proc_root;
+    const struct environment *env;  /* the caller's, for as long as the sampler lives */
     char *pressure_path;        /* PROC/pressure/memory */
     DIR *proc_dir;
     int proc_fd;
@@ -148,11 +149,12 @@ struct sampler {
     bool counters_stale, counters_changed;
 };
 
-/* proc_root is "/proc" except in tests.  roots NULL: the host's per-user
- * cgroups if there are any, else /proc; roots->version 0: /proc only;
- * else the given roots (the cgroupfs backend's, benchmarks, tests).
- * -1 with s->error saying why. */
-int sampler_init(struct sampler *s, const char *proc_root, const struct counter_roots *roots);
+/* /proc and the clocks are env's (which must outlive the sampler).
+ * roots NULL: the per-user cgroups below env->cgroup if there are any,
+ * else /proc; roots->version 0: /proc only; else the given roots (the
+ * cgroupfs backend's, benchmarks, tests).  -1 with s->error saying why. */
+int sampler_init(struct sampler *s, const struct environment *env,
+                 const struct counter_roots *roots);
 void sampler_free(struct sampler *s);
 
 /* One sample into snap (cleared first). */

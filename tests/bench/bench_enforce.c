@@ -639,10 +639,12 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
     parent_dir(C_PIDS, parent, pidsdir, sizeof(pidsdir));
     struct sampler s;
     struct snapshot snap = {0};
+    struct environment env;
+    environment_host(&env);
     struct counter_roots roots = {.version = 1, .cpu = cpu,
                                   .memory = ctl[C_MEMORY].found ? mem : NULL,
                                   .pids = ctl[C_PIDS].found ? pidsdir : NULL};
-    if (sampler_init(&s, "/proc", &roots) < 0 || !s.use_counters) {
+    if (sampler_init(&s, &env, &roots) < 0 || !s.use_counters) {
         snprintf(r->why, sizeof(r->why), "sampler_init on %.150s failed", cpu);
         return;
     }

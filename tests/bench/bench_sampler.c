@@ -376,8 +376,10 @@ static void bench_procfs(struct result *r, const struct policy *pol, const pid_t
 {
     struct sampler s;
     struct snapshot snap = {0};
+    struct environment env;
+    environment_host(&env);
     struct counter_roots proc_only = {0};
-    if (sampler_init(&s, "/proc", &proc_only) < 0) {
+    if (sampler_init(&s, &env, &proc_only) < 0) {
         snprintf(r->why, sizeof(r->why), "sampler_init failed");
         return;
     }
@@ -530,9 +532,11 @@ static void bench_counters(struct result *r, const struct policy *pol, const pid
         return;
     struct sampler s;
     struct snapshot snap = {0};
+    struct environment env;
+    environment_host(&env);
     struct counter_roots roots = {.version = 1, .cpu = ctl[0].base, .memory = ctl[1].base,
                                   .pids = ctl[2].base};
-    if (sampler_init(&s, "/proc", &roots) < 0 || !s.use_counters) {
+    if (sampler_init(&s, &env, &roots) < 0 || !s.use_counters) {
         snprintf(r->cnt_why, sizeof(r->cnt_why), "sampler_init with counters failed");
         return;
     }

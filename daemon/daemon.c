@@ -16,6 +16,7 @@
 #include "daemon.h"
 #include "instance_lock.h"
 #include "notify.h"
+#include "observe.h"
 #include "persist.h"
 #include "service_notify.h"
 #include "state.h"
@@ -396,7 +397,7 @@ void daemon_tick(struct daemon *d)
     if (now < d->next_sample)
         return;
     drain_news(d); /* everything up to now, for this sample */
-    sampler_sample(&d->sampler, &d->policy, &d->snap);
+    observe(&d->sampler, &d->policy, &d->snap);
     decisions_clear(&d->decisions);
     engine_step(&d->policy, &d->engine, &d->snap, &d->decisions);
     /* On disk before anything is done about it: a crash (kill -9) right

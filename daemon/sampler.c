@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "classify.h"
 #include "sampler.h"
 #include "units.h"
 #include "util.h"
@@ -226,9 +227,10 @@ static void exe_identity(const struct sampler *s, int dirfd, struct program_fact
 
 static void classify(const struct policy *p, struct tracked_proc *t)
 {
-    const struct rule *r = programs_classify(&p->rules, t->prog, t->comm);
-    t->class = r ? r->class : CLASS_NONE;
-    t->rule = r ? r->name : NULL;
+    struct verdict v = classify_process(&p->rules, t->prog, t->comm);
+    t->class = v.class;
+    t->rule = v.rule ? v.rule->name : NULL;
+    t->rule_parts = v.parts;
 }
 
 /* What runs behind dirfd, with the command line a (NULL: not known). */
@@ -629,13 +631,6 @@ void sampler_note_exit(struct sampler *s, const struct policy *p, const struct t
 
 /* ---- building the snapshot ---- */
 
-/* Index of each uid's user_sample in the snapshot, open addressing. */
-struct uid_index {
-    uid_t *uids;
-    size_t *slots;
-    size_t size;
-};
-
 static size_t uid_slot(const struct uid_index *ix, uid_t uid)
 {
     size_t h = (uid * 2654435761u) & (ix->size - 1);
@@ -694,13 +689,8 @@ static void add_exit_credits(struct sampler *s, struct snapshot *snap, uint64_t 
 /* A process's usage into its owner's totals. */
 static void add_usage(const struct sampler *s, struct user_sample *u, const struct tracked_proc *t)
 {
-    uint64_t rss = t->rss_pages * (uint64_t)s->page_size;
     u->cpu += t->cpu;
-    u->memory += rss;
-    if (t->class == CLASS_EXEMPT) {
-        u->exempt_cpu += t->cpu;
-        u->exempt_memory += rss;
-    }
+    u->memory += t->rss_pages * (uint64_t)s->page_size;
 }
 
 static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
@@ -724,12 +714,7 @@ static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
     ps->rss = t->rss_pages * (uint64_t)s->page_size;
     ps->class = t->class;
     ps->rule = t->rule;
-}
-
-static bool worth_a_look(const struct policy *p, const struct user_sample *u)
-{
-    return (p->violation_cpu > 0 && u->cpu >= p->violation_cpu / 2) ||
-           (p->violation_memory > 0 && u->memory >= p->violation_memory / 2);
+    ps->rule_parts = t->rule_parts;
 }
 
 static void fill_names(struct sampler *s, const struct policy *p, struct snapshot *snap)
@@ -743,11 +728,8 @@ static void fill_names(struct sampler *s, const struct policy *p, struct snapsho
 }
 
 /* Processes of detailed users, and every compute or forbidden one. */
-static void add_details(struct sampler *s, const struct policy *p, struct snapshot *snap,
-                        const struct uid_index *ix)
+static void add_details(struct sampler *s, struct snapshot *snap, const struct uid_index *ix)
 {
-    for (size_t i = 0; i < snap->user_count; i++)
-        snap->users[i].detailed = worth_a_look(p, &snap->users[i]);
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
             if (t->ignored || t->generation != s->generation)
@@ -997,21 +979,14 @@ static void read_watched(struct sampler *s, const struct policy *p, struct snaps
     }
 }
 
-/* A user worth a look: their processes are read, and what their exempt
- * programs used is known. */
-static void look_closer(struct sampler *s, const struct policy *p, struct user_cgroup *g,
-                        struct user_sample *u, uint64_t now, uint64_t interval)
+/* A user worth a look: their processes in their cgroup are read. */
+static void read_group(struct sampler *s, const struct policy *p, struct user_cgroup *g,
+                       uint64_t now, uint64_t interval)
 {
     pid_t *pids;
     size_t n = counters_pids(g, &pids);
-    for (size_t k = 0; k < n; k++) {
-        struct tracked_proc *t = visit(s, p, pids[k], now, interval);
-        /* (A stray added its exempt part with the rest of its usage.) */
-        if (t && !t->ignored && !t->outside && t->owner == g->uid && t->class == CLASS_EXEMPT) {
-            u->exempt_cpu += t->cpu;
-            u->exempt_memory += t->rss_pages * (uint64_t)s->page_size;
-        }
-    }
+    for (size_t k = 0; k < n; k++)
+        visit(s, p, pids[k], now, interval);
     free(pids);
 }
 
@@ -1029,12 +1004,6 @@ static void sample_counters(struct sampler *s, const struct policy *p, struct sn
     }
     read_counters(s, p, snap, interval, young, ix);
     read_watched(s, p, snap, now, interval, ix);
-    for (size_t i = 0; i < s->counters.count; i++) {
-        struct user_cgroup *g = &s->counters.groups[i];
-        struct user_sample *u = g->uid >= p->min_uid ? find_user(ix, snap, g->uid) : NULL;
-        if (u && worth_a_look(p, u))
-            look_closer(s, p, g, u, now, interval);
-    }
 }
 
 double sampler_memory_pressure(const char *path)
@@ -1077,19 +1046,33 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
     snap->now = env_realtime(s->env);
     snap->interval = interval;
     snap->memory_pressure = sampler_memory_pressure(s->pressure_path);
-    struct uid_index ix = {0};
+    struct uid_index *ix = &s->index;
+    free(ix->uids);
+    free(ix->slots);
+    memset(ix, 0, sizeof(*ix));
     if (s->use_counters)
-        sample_counters(s, p, snap, now, interval, &ix);
+        sample_counters(s, p, snap, now, interval, ix);
     else
-        sample_procfs(s, p, snap, now, interval, &ix);
-    add_exit_credits(s, snap, interval, &ix);
+        sample_procfs(s, p, snap, now, interval, ix);
+    add_exit_credits(s, snap, interval, ix);
     /* The command lines asked for above, so that this sample judges
      * a new program by its argv too. */
     poll_argv(s, p, ARGV_WAIT_USEC);
     fill_names(s, p, snap);
-    add_details(s, p, snap, &ix);
-    free(ix.uids);
-    free(ix.slots);
+}
+
+void sampler_look_closer(struct sampler *s, const struct policy *p, struct snapshot *snap)
+{
+    /* With counters, only the watched processes were read: the chosen
+     * users' are read now.  From /proc, every process was. */
+    for (size_t i = 0; s->use_counters && i < snap->user_count; i++) {
+        struct user_cgroup *g = snap->users[i].detailed
+                                    ? counters_find(&s->counters, snap->users[i].uid)
+                                    : NULL;
+        if (g)
+            read_group(s, p, g, s->last_sample, snap->interval);
+    }
+    add_details(s, snap, &s->index);
 }
 
 void sampler_take_argv(struct sampler *s, const struct policy *p)
@@ -1429,6 +1412,8 @@ void sampler_free(struct sampler *s)
     free(s->blocked);
     free(s->credits);
     free(s->withheld);
+    free(s->index.uids);
+    free(s->index.slots);
     pid_marks_free(&s->marks);
     if (s->proc_dir)
         closedir(s->proc_dir);

@@ -72,6 +72,7 @@ struct tracked_proc {
     const struct program *prog; /* what it runs (shared); NULL when unreadable */
     enum proc_class class;
     const char *rule;
+    unsigned rule_parts;        /* RULE_PART_*: what of the rule matched */
     double cpu;                 /* cores over the last interval */
     uint32_t generation;        /* last sample that saw it */
     uint32_t swept_inside;      /* last sweep that found it in its owner's cgroup */
@@ -98,6 +99,13 @@ struct blocked_argv {
     pid_t pid;
     uid_t owner;
     char comm[COMM_LEN];
+};
+
+/* Index of each uid's user_sample in the snapshot, open addressing. */
+struct uid_index {
+    uid_t *uids;
+    size_t *slots;
+    size_t size;
 };
 
 struct sampler {
@@ -135,6 +143,7 @@ struct sampler {
     size_t credit_count, credit_capacity;
     uint64_t boot_realtime_usec;    /* to compare taskstats' start times with stat's */
     struct sampler_stats stats;
+    struct uid_index index;     /* of the snapshot last sampled, for sampler_look_closer */
     /* New user processes not yet taken by sampler_take_new. */
     struct new_proc *new_procs;
     size_t new_count, new_capacity;
@@ -157,8 +166,14 @@ int sampler_init(struct sampler *s, const struct environment *env,
                  const struct counter_roots *roots);
 void sampler_free(struct sampler *s);
 
-/* One sample into snap (cleared first). */
+/* One sample into snap (cleared first): every user's totals, and the
+ * compute and forbidden processes whoever runs them.  Then, once the
+ * users worth a closer look are marked (classify_choose_detailed),
+ * sampler_look_closer reads their processes and adds them to snap (all
+ * of each such user's, with the class the rules gave each: see
+ * observe.h for the whole step). */
 void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *snap);
+void sampler_look_closer(struct sampler *s, const struct policy *p, struct snapshot *snap);
 
 /* The node's memory pressure from a PSI file: "some" avg10 in percent,
  * or -1 where the kernel has no PSI. */

@@ -20,7 +20,7 @@
  *      scan_interval each (one sweep in each), min and median, its memory
  *      at the end of each, and the rest of the machine's load in each
  *      window beside them.  Then, in this process against the same cgroups,
- *      where one counter-path sample (sampler_sample) spends its time.
+ *      where one counter-path sample (observe: the sampler and classification) spends its time.
  * It prints figures, and the targets beside them, never pass/fail.
  * Exit status: 0, or 77 when it cannot run at all (not root, ...).
  *
@@ -74,6 +74,7 @@
 #include "errors.h"
 #include "policy.h"
 #include "procfs.h"
+#include "observe.h"
 #include "sampler.h"
 #include "snapshot.h"
 
@@ -655,7 +656,7 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
     /* As the daemon starts: a sweep finds every process, then samples. */
     double a = cpu_self_us();
     sampler_sweep(&s, pol);
-    sampler_sample(&s, pol, &snap);
+    observe(&s, pol, &snap);
     r->first_ms = (cpu_self_us() - a) / 1e3;
     r->interval_s = (double)pol->sample_interval / 1e6;
     for (int k = 0; k < samples && !stopping; k++) {
@@ -665,7 +666,7 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
         double c0 = cpu_self_us();
         if (r->connector && proc_connector_drain(&pc, note_event, &s) > 0)
             sampler_note_lost(&s);
-        sampler_sample(&s, pol, &snap);
+        observe(&s, pol, &snap);
         runs_add(&r->sample_us, cpu_self_us() - c0);
         double mine1 = cpu_self_children_us() + cpu_of_list_us(pids, npids);
         load_runs_add(&r->inproc_others, other_load_between(m0, load_mark_now(mine1)));
@@ -991,7 +992,7 @@ static void print_load(const struct load_result *r)
         double listing = r->connector ? 0 : runs_median(&r->readdir_us);
         double rest = s - listing - runs_median(&r->discover_us) - runs_median(&r->read_us);
         load_runs_text(&r->inproc_others, text, sizeof(text));
-        printf("  one counter-path sample in this process (sampler_sample, same cgroups, same"
+        printf("  one counter-path sample in this process (observe, same cgroups, same"
                " policy, every %.0f s):\n",
                r->interval_s);
         printf("    %.3f ms CPU min, %.3f ms median of %d = %.2f / %.2f us per user; first sample"

@@ -11,6 +11,7 @@
 
 #include "environment.h"
 #include "policy.h"
+#include "observe.h"
 #include "sampler.h"
 #include "testutil.h"
 
@@ -85,8 +86,21 @@ static void add_proc(const struct fixture *f, int pid, uid_t uid, const char *co
     put(path, "prog\0--flag\0", 12);
     proc_path(f, path, sizeof(path), pid, "exe");
     assert_int_equal(symlink("/usr/bin/prog", path), 0);
+    /* In the daemon's mount namespace: its exe path means what it says. */
+    proc_path(f, path, sizeof(path), pid, "ns");
+    assert_int_equal(mkdir(path, 0555), 0);
+    proc_path(f, path, sizeof(path), pid, "ns/mnt");
+    assert_int_equal(symlink("../../mnt_ns", path), 0);
     proc_path(f, path, sizeof(path), pid, NULL);
     assert_int_equal(chown(path, uid, uid), 0);
+}
+
+static void set_exe(const struct fixture *f, int pid, const char *exe)
+{
+    char path[256];
+    proc_path(f, path, sizeof(path), pid, "exe");
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink(exe, path), 0);
 }
 
 static void remove_proc(const struct fixture *f, int pid)
@@ -104,6 +118,15 @@ static int setup(void **state)
     make_test_dir();
     snprintf(f->proc, sizeof(f->proc), "%s/proc", test_dir);
     assert_int_equal(mkdir(f->proc, 0755), 0);
+    char path[160];
+    snprintf(path, sizeof(path), "%s/mnt_ns", f->proc);
+    put(path, "", 0);
+    snprintf(path, sizeof(path), "%s/self", f->proc);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof(path), "%s/self/ns", f->proc);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof(path), "%s/self/ns/mnt", f->proc);
+    assert_int_equal(symlink("../../mnt_ns", path), 0);
     f->hz = sysconf(_SC_CLK_TCK);
     f->clock.boot = BOOT_SEC * 1000000ULL;
     environment_host(&f->env);
@@ -140,7 +163,7 @@ static void start(struct fixture *f)
 static void sample_after(struct fixture *f, uint64_t seconds)
 {
     f->clock.boot += seconds * 1000000;
-    sampler_sample(&f->sampler, &f->policy, &f->snap);
+    observe(&f->sampler, &f->policy, &f->snap);
 }
 
 static const struct proc_sample *find_proc(const struct snapshot *s, pid_t pid)
@@ -277,6 +300,56 @@ static void test_pid_reused(void **state)
     sampler_free(&f->sampler);
 }
 
+/* What the rules make of the processes: a forbidden program of an idle
+ * user is reported with its rule and the part of the rule that matched;
+ * a busy user's exempt programs' usage is known, and only theirs. */
+static void test_classes_and_exempt_usage(void **state)
+{
+    SKIP_UNLESS_ROOT(state);
+    struct fixture *f = *state;
+    struct errors errs = {0};
+    char rules[256];
+    snprintf(rules, sizeof(rules), "%s/t.rules", test_dir);
+    static const char text[] =
+        "{\"name\": \"miner\", \"class\": \"forbidden\", \"comm\": \"xmrig\"}\n"
+        "{\"name\": \"ssh\", \"class\": \"exempt\", \"exe\": \"/usr/sbin/sshd\"}\n";
+    put(rules, text, strlen(text));
+    rules_load_file(&f->policy.rules, rules, &errs);
+    for (size_t i = 0; i < errs.count; i++)
+        print_error("%s\n", errs.messages[i]);
+    assert_int_equal(errs.count, 0);
+    errors_free(&errs);
+    add_proc(f, 4401, 2401, "xmrig", 1, 5);
+    add_proc(f, 4402, 2402, "sshd", 1, 30);
+    set_exe(f, 4402, "/usr/sbin/sshd");
+    add_proc(f, 4403, 2402, "work", 1, 70);
+    start(f);
+    sample_after(f, 0);
+    /* In 2 s: sshd 0.5 s of CPU, work 1 s. */
+    put_stat(f, 4402, "sshd", (uint64_t)f->hz / 2, 1, 100 * (uint64_t)f->hz, 30);
+    put_stat(f, 4403, "work", (uint64_t)f->hz, 1, 100 * (uint64_t)f->hz, 70);
+    sample_after(f, 2);
+
+    const struct proc_sample *miner = find_proc(&f->snap, 4401);
+    assert_non_null(miner);
+    assert_int_equal(miner->class, CLASS_FORBIDDEN);
+    assert_string_equal(miner->rule, "miner");
+    assert_int_equal(miner->rule_parts, RULE_PART_COMM);
+    assert_false(snapshot_find_user(&f->snap, 2401)->detailed);
+
+    const struct user_sample *u = snapshot_find_user(&f->snap, 2402);
+    long page = sysconf(_SC_PAGESIZE);
+    assert_true(u->detailed);
+    assert_true(u->cpu > 0.74 && u->cpu < 0.76);
+    assert_true(u->exempt_cpu > 0.24 && u->exempt_cpu < 0.26);
+    assert_int_equal(u->exempt_memory, 30 * (uint64_t)page);
+    assert_int_equal(find_proc(&f->snap, 4402)->class, CLASS_EXEMPT);
+    assert_int_equal(find_proc(&f->snap, 4402)->rule_parts, RULE_PART_EXE);
+    assert_int_equal(find_proc(&f->snap, 4403)->class, CLASS_NONE);
+    assert_null(find_proc(&f->snap, 4403)->rule);
+    sampler_free(&f->sampler);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +357,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_vanished_and_unparsable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_uid_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pid_reused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_classes_and_exempt_usage, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

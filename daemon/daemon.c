@@ -377,18 +377,46 @@ static void fill_decision_argv(struct daemon *d)
         sampler_fill_argv(&d->sampler, &d->policy, &d->snap, idx, n, DECISION_ARGV_WAIT_USEC);
 }
 
+/* What the actions are given of the daemon. */
+static struct actions actions_of(struct daemon *d)
+{
+    return (struct actions){
+        .env = &d->env,
+        .policy = &d->policy,
+        .enforcer = &d->enforcer,
+        .events = &d->events,
+        .engine = &d->engine,
+        .users = &d->sampler.users,
+        .counters = d->sampler.use_counters ? &d->sampler.counters : NULL,
+    };
+}
+
+/* cgroupfs: newly seen user processes go into their user's cgroup. */
+static void adopt_new_processes(struct daemon *d, const struct actions *a)
+{
+    const struct new_proc *procs;
+    size_t n = sampler_take_new(&d->sampler, &procs);
+    bool made = false;
+    for (size_t i = 0; i < n; i++)
+        if (adopt_process(a, &procs[i], &made))
+            sampler_adopted(&d->sampler, procs[i].pid);
+    if (made)
+        sampler_counters_changed(&d->sampler);
+}
+
 /* One sample, one engine step, an event for every decision; in enforce
  * mode the decisions are carried out. */
 void daemon_tick(struct daemon *d)
 {
     uint64_t now = env_boottime(&d->env);
+    struct actions a = actions_of(d);
     if (d->next_stop && now >= d->next_stop)
-        d->next_stop = reap_stops(d);
+        d->next_stop = reap_stops(&a);
     if (now >= d->next_sweep) {
         sampler_sweep(&d->sampler, &d->policy);
         report_subuids(d);
         if (d->enforcing)
-            remove_empty_cgroups(d);
+            remove_empty_cgroups(&a);
         /* Free pages inside the heap go back too (what a burst of new
          * processes left), so the resident size follows what is held. */
         malloc_trim(0);
@@ -409,27 +437,34 @@ void daemon_tick(struct daemon *d)
     event_log_tick(&d->events, false);
     fill_decision_argv(d);
     report_blocked_argv(d);
+    /* Each decided user's processes, for what is done and said about it. */
+    struct proc_table *procs = xcalloc(d->decisions.count + 1, sizeof(*procs));
     for (size_t i = 0; i < d->decisions.count; i++) {
         const struct decision *x = &d->decisions.items[i];
         const struct user_info *u = users_lookup(&d->sampler.users, &d->policy, x->uid);
         event_log_write(&d->events, event_from_decision(&d->policy, x, &d->snap, u->name,
                                                         d->events.host, d->snap.now,
                                                         d->enforcing));
+        sampler_user_table(&d->sampler, x->uid, &procs[i]);
         if (d->enforcing)
-            act_on_decision(d, x);
+            act_on_decision(&a, x, &d->snap, &procs[i]);
     }
     if (d->enforcing) {
-        adopt_new_processes(d);
-        sync_limits(d);
-        d->next_stop = reap_stops(d);
+        adopt_new_processes(d, &a);
+        if (sync_limits(&a, &d->snap))
+            sampler_counters_changed(&d->sampler);
+        d->next_stop = reap_stops(&a);
     } else {
         const struct new_proc *unused;
         sampler_take_new(&d->sampler, &unused);
     }
     /* Last: a notice says what has been done (the limits are in place),
      * and a slow desktop or mail child delays no one else's limits. */
-    for (size_t i = 0; i < d->decisions.count; i++)
-        notify_decision(d, &d->decisions.items[i]);
+    for (size_t i = 0; i < d->decisions.count; i++) {
+        notify_decision(d, &d->decisions.items[i], &procs[i]);
+        proc_table_free(&procs[i]);
+    }
+    free(procs);
     /* Keep the rhythm, but never try to catch up on missed samples. */
     d->next_sample += d->policy.sample_interval;
     if (d->next_sample <= now)

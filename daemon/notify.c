@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "events.h"
 #include "notice_build.h"
@@ -32,11 +33,11 @@ static void notice_event(struct daemon *d, uid_t uid, const char *user, enum not
     event_log_write(&d->events, e);
 }
 
-static enum notify_outcome send_tty(struct daemon *d, uid_t uid, const struct notice *n, char *msg,
-                                    size_t len)
+static enum notify_outcome send_tty(struct daemon *d, uid_t uid, const struct proc_table *procs,
+                                    const struct notice *n, char *msg, size_t len)
 {
     pid_t *pids;
-    size_t count = sampler_user_pids(&d->sampler, uid, &pids);
+    size_t count = proc_table_pids(procs, &pids);
     char *text = xasprintf("\n*** loginguard: %s ***\n%s\n", n->subject, n->body);
     int skipped = 0;
     int written = notify_tty(&d->env, uid, pids, count, text, &skipped);
@@ -98,12 +99,13 @@ static enum notify_outcome start_job(struct daemon *d, bool email, uid_t uid, co
 
 /* Send on one channel; msg says more about the outcome. */
 static enum notify_outcome send_on(struct daemon *d, const char *channel, uid_t uid,
-                                   const char *user, enum notice_kind kind, const struct notice *n,
-                                   char *msg, size_t len)
+                                   const struct proc_table *procs, const char *user,
+                                   enum notice_kind kind, const struct notice *n, char *msg,
+                                   size_t len)
 {
     msg[0] = '\0';
     if (strcmp(channel, "tty") == 0)
-        return send_tty(d, uid, n, msg, len);
+        return send_tty(d, uid, procs, n, msg, len);
     if (strcmp(channel, "desktop") == 0 || strcmp(channel, "email") == 0)
         return start_job(d, strcmp(channel, "email") == 0, uid, user, kind, n, msg, len);
     /* login: kept for the PAM module to show at the next login. */
@@ -125,7 +127,7 @@ static void mark_observed(struct daemon *d, struct notice *n)
 
 static uint64_t runtime_of(const struct daemon *d, const struct proc_sample *ps)
 {
-    uint64_t started = ps->start_time * USEC_PER_SEC / (uint64_t)d->sampler.hz;
+    uint64_t started = ps->start_time * USEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK);
     uint64_t now = env_boottime(&d->env);
     return now > started ? now - started : 0;
 }
@@ -159,7 +161,7 @@ static void note_reached(struct daemon *d, uid_t uid, enum notice_kind kind)
     save_notice_rate(d);
 }
 
-void notify_decision(struct daemon *d, const struct decision *x)
+void notify_decision(struct daemon *d, const struct decision *x, const struct proc_table *procs)
 {
     const struct policy *p = &d->policy;
     enum notice_kind kind;
@@ -189,8 +191,8 @@ void notify_decision(struct daemon *d, const struct decision *x)
     bool reached = false;
     for (size_t i = 0; i < p->channels.count; i++) {
         char msg[512];
-        enum notify_outcome o = send_on(d, p->channels.names[i], x->uid, user, kind, &n, msg,
-                                        sizeof(msg));
+        enum notify_outcome o = send_on(d, p->channels.names[i], x->uid, procs, user, kind, &n,
+                                        msg, sizeof(msg));
         if (o != NOTIFY_PENDING) /* else its event comes when its child ends */
             notice_event(d, x->uid, user, kind, p->channels.names[i], outcome_names[o], msg);
         reached = reached || o == NOTIFY_SENT;

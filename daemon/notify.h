@@ -8,8 +8,11 @@
 #include <poll.h>
 
 #include "daemon.h"
+#include "proc_table.h"
 
-void notify_decision(struct daemon *d, const struct decision *x);
+/* The notice for decision x, if one is due.  procs are the decided
+ * user's processes (the tty channel writes to their terminals). */
+void notify_decision(struct daemon *d, const struct decision *x, const struct proc_table *procs);
 
 /* The desktop and mail children under way (notice_jobs.h), for the main
  * loop: what to poll (at most 2 entries a job), the earliest deadline

@@ -1235,98 +1235,25 @@ size_t sampler_take_new(struct sampler *s, const struct new_proc **procs)
     return n;
 }
 
-/* ---- questions about a person's processes ---- */
+/* ---- a person's processes, for the effectors ---- */
 
-struct child_link {
-    pid_t ppid;
-    bool taken;     /* parents read at different moments may make a loop */
-    const struct tracked_proc *t;
-};
-
-static int by_ppid(const void *a, const void *b)
+void sampler_user_table(const struct sampler *s, uid_t owner, struct proc_table *out)
 {
-    const struct child_link *x = a, *y = b;
-    return x->ppid < y->ppid ? -1 : x->ppid > y->ppid;
-}
-
-/* The first link whose parent is ppid, in links sorted by parent. */
-static size_t first_child(const struct child_link *links, size_t n, pid_t ppid)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (links[mid].ppid < ppid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static void add_target(struct stop_target **out, size_t *n, size_t *capacity,
-                       const struct tracked_proc *t)
-{
-    *out = grow_array(*out, *n, capacity, sizeof(**out));
-    struct stop_target *x = &(*out)[(*n)++];
-    memset(x, 0, sizeof(*x));
-    x->pid = t->pid;
-    x->start_time = t->start_time;
-    x->uid = t->uid;
-    memcpy(x->comm, t->comm, sizeof(x->comm));
-    copy_string(x->exe, sizeof(x->exe), t->prog && t->prog->exe ? t->prog->exe : "");
-}
-
-/* The person's processes sorted by parent, then a walk down from pid:
- * each process is looked at once, so a stop of a large tree costs
- * n log n, not n squared. */
-size_t sampler_process_tree(const struct sampler *s, pid_t pid, uid_t uid,
-                            struct stop_target **out)
-{
-    struct child_link *links = NULL;
-    size_t count = 0, capacity = 0, n = 0, out_capacity = 0;
-    const struct tracked_proc *root = NULL;
-    *out = NULL;
+    out->count = 0;
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
-            if (t->ignored || t->owner != uid || t->class == CLASS_EXEMPT)
+            if (t->ignored || t->owner != owner)
                 continue;
-            if (t->pid == pid)
-                root = t;
-            links = grow_array(links, count, &capacity, sizeof(*links));
-            links[count++] = (struct child_link){t->ppid, t == root, t};
+            struct table_proc *p = proc_table_add(out);
+            p->pid = t->pid;
+            p->ppid = t->ppid;
+            p->start_time = t->start_time;
+            p->uid = t->uid;
+            p->class = t->class;
+            memcpy(p->comm, t->comm, sizeof(p->comm));
+            copy_string(p->exe, sizeof(p->exe), t->prog && t->prog->exe ? t->prog->exe : "");
         }
     }
-    if (root) {
-        qsort(links, count, sizeof(*links), by_ppid);
-        add_target(out, &n, &out_capacity, root);
-        /* *out doubles as the queue: entries before `next` are done. */
-        for (size_t next = 0; next < n; next++) {
-            pid_t parent = (*out)[next].pid;
-            for (size_t i = first_child(links, count, parent);
-                 i < count && links[i].ppid == parent; i++) {
-                if (!links[i].taken)
-                    add_target(out, &n, &out_capacity, links[i].t);
-                links[i].taken = true;
-            }
-        }
-    }
-    free(links);
-    return n;
-}
-
-size_t sampler_user_pids(const struct sampler *s, uid_t uid, pid_t **out)
-{
-    size_t n = 0, capacity = 0;
-    *out = NULL;
-    for (size_t b = 0; b < s->bucket_count; b++) {
-        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
-            if (t->ignored || t->owner != uid)
-                continue;
-            *out = grow_array(*out, n, &capacity, sizeof(**out));
-            (*out)[n++] = t->pid;
-        }
-    }
-    return n;
 }
 
 /* A new rule set: every program is judged again, by its executable and

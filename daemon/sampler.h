@@ -38,6 +38,7 @@
 #include "pidmarks.h"
 #include "policy.h"
 #include "proc_connector.h"
+#include "proc_table.h"
 #include "procfs.h"
 #include "programs.h"
 #include "snapshot.h"
@@ -182,15 +183,10 @@ double sampler_memory_pressure(const char *path);
 /* The full sweep: re-read every known process's uid, comm, exe and argv. */
 void sampler_sweep(struct sampler *s, const struct policy *p);
 
-/* The process pid of person uid and its descendants of the same person,
- * as stop targets (never exempt-class processes: a session's sshd, say).
- * Returns how many; *out is malloc'd. */
-size_t sampler_process_tree(const struct sampler *s, pid_t pid, uid_t uid,
-                            struct stop_target **out);
-
-/* Every known process of person uid (for the terminals a notice goes
- * to).  Returns how many; *out is malloc'd. */
-size_t sampler_user_pids(const struct sampler *s, uid_t uid, pid_t **out);
+/* Every known process of person owner into out (emptied first): for
+ * the effectors, which stop a process's tree or write to a person's
+ * terminals from it. */
+void sampler_user_table(const struct sampler *s, uid_t owner, struct proc_table *out);
 
 /* Read the command lines of the snapshot's processes listed in idx (for
  * events and notices), waiting at most wait_usec for them. */

@@ -391,6 +391,21 @@ static struct actions actions_of(struct daemon *d)
     };
 }
 
+/* What the notices are given of the daemon. */
+static struct notifier notifier_of(struct daemon *d)
+{
+    return (struct notifier){
+        .env = &d->env,
+        .policy = &d->policy,
+        .events = &d->events,
+        .jobs = &d->notice_jobs,
+        .rate = &d->notice_rate,
+        .users = &d->sampler.users,
+        .enforcing = d->enforcing,
+        .io = daemon_persist_io(d),
+    };
+}
+
 /* cgroupfs: newly seen user processes go into their user's cgroup. */
 static void adopt_new_processes(struct daemon *d, const struct actions *a)
 {
@@ -460,8 +475,9 @@ void daemon_tick(struct daemon *d)
     }
     /* Last: a notice says what has been done (the limits are in place),
      * and a slow desktop or mail child delays no one else's limits. */
+    struct notifier nt = notifier_of(d);
     for (size_t i = 0; i < d->decisions.count; i++) {
-        notify_decision(d, &d->decisions.items[i], &procs[i]);
+        notify_decision(&nt, &d->decisions.items[i], &d->snap, &procs[i]);
         proc_table_free(&procs[i]);
     }
     free(procs);
@@ -485,7 +501,7 @@ static int wait_timeout_ms(struct daemon *d, bool drain_waits)
     /* A command line reader that stalls is replaced at its deadline, and
      * a notice child that hangs is killed at its own. */
     earliest(&next, argv_reader_deadline(&d->sampler.argv));
-    earliest(&next, notify_deadline(d));
+    earliest(&next, notify_deadline(&d->notice_jobs));
     earliest(&next, control_server_deadline(&d->control));
     if (drain_waits)
         earliest(&next, d->next_drain);
@@ -506,7 +522,7 @@ static size_t fill_pollfds(struct daemon *d, bool watch, struct pollfd *pfd)
     pfd[PFD_EXITS] = (struct pollfd){.fd = watch ? d->exits.fd : -1, .events = POLLIN};
     pfd[PFD_ARGV] = (struct pollfd){.fd = argv_reader_fd(&d->sampler.argv), .events = POLLIN};
     control_server_pollfds(&d->control, pfd + PFD_CONTROL);
-    return PFD_JOBS + notify_pollfds(d, pfd + PFD_JOBS);
+    return PFD_JOBS + notify_pollfds(&d->notice_jobs, pfd + PFD_JOBS);
 }
 
 void daemon_run(struct daemon *d)
@@ -549,7 +565,8 @@ void daemon_run(struct daemon *d)
             control_server_handle(&d->control, pfd + PFD_CONTROL, now);
         control_server_expire(&d->control, now);
         /* Cheap (a waitpid a child): whenever the loop wakes. */
-        notify_check(d);
+        struct notifier nt = notifier_of(d);
+        notify_check(&nt);
     }
     sigprocmask(SIG_UNBLOCK, &blocked, NULL);
 }
@@ -557,7 +574,8 @@ void daemon_run(struct daemon *d)
 void daemon_finish(struct daemon *d)
 {
     service_notify("STOPPING=1");
-    notify_stop(d);
+    struct notifier nt = notifier_of(d);
+    notify_stop(&nt);
     event_log_tick(&d->events, true); /* what was held back so far */
     log_event(d, "daemon_stopped", NULL);
     save_state(d);

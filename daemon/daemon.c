@@ -100,7 +100,8 @@ static int start_enforcing(struct daemon *d)
     if (d->enforcing || d->policy.mode != MODE_ENFORCE)
         return 0;
     char err[512];
-    if (enforcer_open(&d->enforcer, &d->env, &d->policy, err, sizeof(err)) < 0) {
+    if (enforcer_open(&d->enforcer, &d->env, d->policy.backend, d->policy.cgroup_parent, err,
+                      sizeof(err)) < 0) {
         char msg[700];
         snprintf(msg, sizeof(msg), "enforce mode: %s", err);
         say(d, LOG_ERR, msg);

@@ -23,18 +23,18 @@ static const char *written_cgroups(struct enforcer *e, char *buf, size_t len)
     return roots.cpu;
 }
 
-int enforcer_open(struct enforcer *e, const struct environment *env, const struct policy *p,
-                  char *err, size_t err_len)
+int enforcer_open(struct enforcer *e, const struct environment *env, enum backend backend,
+                  const char *cgroup_parent, char *err, size_t err_len)
 {
     memset(e, 0, sizeof(*e));
     e->env = env;
     e->lock_fd = -1;
-    e->backend = p->backend;
+    e->backend = backend;
     if (e->backend == BACKEND_AUTO)
         e->backend = systemd_backend_available(env) ? BACKEND_SYSTEMD : BACKEND_CGROUPFS;
     int rc = e->backend == BACKEND_SYSTEMD
                  ? systemd_backend_open(&e->systemd, err, err_len)
-                 : cgroupfs_open(&e->cgroupfs, p->cgroup_parent, err, err_len);
+                 : cgroupfs_open(&e->cgroupfs, env->proc, cgroup_parent, err, err_len);
     if (rc == 0) {
         char dir[4096];
         e->lock_fd = instance_lock(env->proc, written_cgroups(e, dir, sizeof(dir)), "cgroups",

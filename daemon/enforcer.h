@@ -34,9 +34,10 @@ struct enforcer {
     struct stopper stopper;
 };
 
-/* env must outlive the enforcer. */
-int enforcer_open(struct enforcer *e, const struct environment *env, const struct policy *p,
-                  char *err, size_t err_len);
+/* Open backend (BACKEND_AUTO: systemd where it can limit, else
+ * cgroupfs, below cgroup_parent).  env must outlive the enforcer. */
+int enforcer_open(struct enforcer *e, const struct environment *env, enum backend backend,
+                  const char *cgroup_parent, char *err, size_t err_len);
 /* With release, every user's limits are lifted first (--release-on-exit). */
 void enforcer_close(struct enforcer *e, bool release);
 

@@ -14,15 +14,15 @@
  * idle shell or editor of the same user is left alone. */
 #define OFFENDING_CPU 0.1
 
-static const char *user_name(struct daemon *d, uid_t uid)
+static const char *user_name(const struct actions *a, uid_t uid)
 {
-    return users_lookup(&d->sampler.users, &d->policy, uid)->name;
+    return users_lookup(a->users, a->policy, uid)->name;
 }
 
-static json_t *action_event(struct daemon *d, const char *name, uid_t uid)
+static json_t *action_event(const struct actions *a, const char *name, uid_t uid)
 {
-    return event_action(name, uid, user_name(d, uid), mode_name(d->policy.mode), d->events.host,
-                        now_realtime_usec());
+    return event_action(name, uid, user_name(a, uid), mode_name(a->policy->mode),
+                        a->events->host, env_realtime(a->env));
 }
 
 static json_t *json_target(const struct stop_target *t)
@@ -34,15 +34,16 @@ static json_t *json_target(const struct stop_target *t)
 
 /* SIGTERM one process and everything it started, each after its identity
  * is checked again. */
-static void stop_tree(struct daemon *d, pid_t pid, uid_t uid, const char *reason)
+static void stop_tree(const struct actions *a, const struct proc_table *procs, pid_t pid,
+                      uid_t uid, const char *reason)
 {
     struct stop_target *tree;
-    size_t n = sampler_process_tree(&d->sampler, pid, uid, &tree);
+    size_t n = proc_table_tree(procs, pid, &tree);
     for (size_t i = 0; i < n; i++) {
-        enum stop_result r = stopper_terminate(&d->enforcer.stopper, "/proc", &tree[i],
-                                               d->policy.stop_grace, now_boottime_usec());
+        enum stop_result r = stopper_terminate(&a->enforcer->stopper, a->env->proc, &tree[i],
+                                               a->policy->stop_grace, env_boottime(a->env));
         int error = errno;
-        metrics_count_action(&d->metrics, r == STOP_SIGNALLED         ? ACTION_STOP_SIGNALLED
+        metrics_count_action(a->metrics, r == STOP_SIGNALLED         ? ACTION_STOP_SIGNALLED
                                           : r == STOP_GONE             ? ACTION_STOP_GONE
                                           : r == STOP_IDENTITY_CHANGED ? ACTION_STOP_SKIPPED
                                                                        : ACTION_STOP_FAILED);
@@ -51,161 +52,162 @@ static void stop_tree(struct daemon *d, pid_t pid, uid_t uid, const char *reason
         const char *name = r == STOP_SIGNALLED ? "process_stopping"
                            : r == STOP_IDENTITY_CHANGED ? "stop_skipped"
                                                         : "stop_error";
-        json_t *e = action_event(d, name, uid);
+        json_t *e = action_event(a, name, uid);
         json_object_set_new(e, "process", json_target(&tree[i]));
         json_object_set_new(e, "reason", json_from_bytes(reason, strlen(reason)));
         if (r == STOP_SIGNALLED)
             json_object_set_new(e, "signal", json_string("SIGTERM"));
         if (r == STOP_FAILED)
             json_object_set_new(e, "message", json_string(strerror(error)));
-        event_log_write(&d->events, e);
+        event_log_write(a->events, e);
     }
     free(tree);
 }
 
-void act_on_decision(struct daemon *d, const struct decision *x)
+void act_on_decision(const struct actions *a, const struct decision *x,
+                     const struct snapshot *snap, const struct proc_table *procs)
 {
-    const struct proc_sample *procs = d->snap.procs;
+    const struct proc_sample *ps = snap->procs;
+    const struct level *level = x->level_after ? &a->policy->levels[x->level_after - 1] : NULL;
     switch (x->kind) {
     case DECISION_FORBIDDEN:
     case DECISION_COMPUTE:
-        stop_tree(d, procs[x->procs[0]].pid, x->uid, x->reason ? x->reason : "rule");
+        stop_tree(a, procs, ps[x->procs[0]].pid, x->uid, x->reason ? x->reason : "rule");
         break;
     case DECISION_VIOLATION:
-        if (!d->policy.levels[x->level_after - 1].stop)
+        if (!level || !level->stop)
             break;
         for (size_t i = 0; i < x->proc_count; i++)
-            if (procs[x->procs[i]].cpu >= OFFENDING_CPU)
-                stop_tree(d, procs[x->procs[i]].pid, x->uid, d->policy.levels[x->level_after - 1].name);
+            if (ps[x->procs[i]].cpu >= OFFENDING_CPU)
+                stop_tree(a, procs, ps[x->procs[i]].pid, x->uid, level->name);
         break;
     default:
         break;
     }
 }
 
-static bool counted(struct daemon *d, uid_t uid)
+static bool counted(const struct actions *a, uid_t uid)
 {
-    return !d->sampler.use_counters || counters_find(&d->sampler.counters, uid);
+    return !a->counters || counters_find(a->counters, uid);
 }
 
-static void set_limits(struct daemon *d, uid_t uid, const struct user_state *us, uint64_t now)
+/* Returns true when the user's cgroup was made just now. */
+static bool set_limits(const struct actions *a, uid_t uid, const struct user_state *us,
+                       uint64_t now)
 {
-    struct limits l = enforcer_wanted(&d->policy, us, now);
+    struct limits l = enforcer_wanted(a->policy, us, now);
     char err[512];
-    int rc = enforcer_set_limits(&d->enforcer, uid, &l, d->policy.scan_interval, err, sizeof(err));
+    int rc = enforcer_set_limits(a->enforcer, uid, &l, a->policy->scan_interval, err,
+                                 sizeof(err));
     if (rc == 0)
-        return;
-    /* The first limits of a user make their cgroup (cgroupfs). */
-    if (rc > 0 && !counted(d, uid))
-        sampler_counters_changed(&d->sampler);
-    json_t *e = action_event(d, rc > 0 ? "limits_set" : "limits_error", uid);
+        return false;
+    json_t *e = action_event(a, rc > 0 ? "limits_set" : "limits_error", uid);
     json_object_set_new(e, "limits", json_from_limits(l.cpu, l.memory, l.tasks));
     bool at_level = us && us->level > 0 && us->until > now;
-    metrics_count_action(&d->metrics, at_level ? (rc > 0 ? ACTION_LIMITS_LEVEL_DONE
+    metrics_count_action(a->metrics, at_level ? (rc > 0 ? ACTION_LIMITS_LEVEL_DONE
                                                          : ACTION_LIMITS_LEVEL_FAILED)
                                                : (rc > 0 ? ACTION_LIMITS_SHARE_DONE
                                                          : ACTION_LIMITS_SHARE_FAILED));
     json_object_set_new(e, "level", json_integer(at_level ? us->level : 0));
     if (rc < 0)
         json_object_set_new(e, "message", json_from_bytes(err, strlen(err)));
-    event_log_write(&d->events, e);
+    event_log_write(a->events, e);
+    /* The first limits of a user make their cgroup (cgroupfs). */
+    return rc > 0 && !counted(a, uid);
 }
 
-static bool protected_user(struct daemon *d, uid_t uid, uint64_t now)
+static bool protected_user(const struct actions *a, uid_t uid, uint64_t now)
 {
-    const struct user_info *info = users_lookup(&d->sampler.users, &d->policy, uid);
+    const struct user_info *info = users_lookup(a->users, a->policy, uid);
     struct user_sample u = {.uid = uid, .exempt_group = info->exempt_group};
     copy_string(u.name, sizeof(u.name), info->name);
-    return engine_user_protected(&d->policy, engine_user(&d->engine, uid, false), &u, now);
+    return engine_user_protected(a->policy, engine_user(a->engine, uid, false), &u, now);
 }
 
 /* A user exempted for a while (loginguardctl exempt) and not otherwise
  * protected: their level's limits are lifted while it lasts, not the
  * share. */
-static bool exempted_for_now(struct daemon *d, uid_t uid, uint64_t now)
+static bool exempted_for_now(const struct actions *a, uid_t uid, uint64_t now)
 {
-    const struct user_state *us = engine_user(&d->engine, uid, false);
+    const struct user_state *us = engine_user(a->engine, uid, false);
     if (!us || us->exempt_until <= now)
         return false;
     struct user_state without = *us;
     without.exempt_until = 0;
-    const struct user_info *info = users_lookup(&d->sampler.users, &d->policy, uid);
+    const struct user_info *info = users_lookup(a->users, a->policy, uid);
     struct user_sample u = {.uid = uid, .exempt_group = info->exempt_group};
     copy_string(u.name, sizeof(u.name), info->name);
-    return !engine_user_protected(&d->policy, &without, &u, now);
+    return !engine_user_protected(a->policy, &without, &u, now);
 }
 
-void sync_limits(struct daemon *d)
+bool sync_limits(const struct actions *a, const struct snapshot *snap)
 {
-    uint64_t now = d->snap.now;
-    for (size_t i = 0; i < d->snap.user_count; i++) {
-        uid_t uid = d->snap.users[i].uid;
-        if (!protected_user(d, uid, now))
-            set_limits(d, uid, engine_user(&d->engine, uid, false), now);
-        else if (exempted_for_now(d, uid, now))
-            set_limits(d, uid, NULL, now);
+    uint64_t now = snap->now;
+    bool made = false;
+    for (size_t i = 0; i < snap->user_count; i++) {
+        uid_t uid = snap->users[i].uid;
+        if (!protected_user(a, uid, now))
+            made |= set_limits(a, uid, engine_user(a->engine, uid, false), now);
+        else if (exempted_for_now(a, uid, now))
+            made |= set_limits(a, uid, NULL, now);
     }
     /* A user with no process now gets theirs when one shows up: no cgroup
      * is kept or made for nobody (and systemd has no slice for them). */
+    return made;
 }
 
-void adopt_new_processes(struct daemon *d)
+bool adopt_process(const struct actions *a, const struct new_proc *p, bool *made)
 {
-    const struct new_proc *procs;
-    size_t n = sampler_take_new(&d->sampler, &procs);
-    uint64_t now = now_realtime_usec();
-    for (size_t i = 0; i < n; i++) {
-        /* Exempt programs too: exemption spares a process from being
-         * stopped, not from its user's share.  A process born inside
-         * its owner's cgroup (a child of one already there) needs no move. */
-        uid_t owner = procs[i].owner;
-        if (!procs[i].outside || protected_user(d, owner, now))
-            continue;
-        /* The user's cgroup is made with their limits (an event when new). */
-        set_limits(d, owner, engine_user(&d->engine, owner, false), now);
-        char err[512];
-        int rc = enforcer_adopt(&d->enforcer, owner, procs[i].pid, procs[i].start_time, err,
-                                sizeof(err));
-        metrics_count_action(&d->metrics, rc == 0   ? ACTION_MOVE_DONE
-                                          : rc > 0 ? ACTION_MOVE_GONE
-                                                   : ACTION_MOVE_FAILED);
-        if (rc == 0)
-            sampler_adopted(&d->sampler, procs[i].pid);
-        else if (rc < 0) {
-            json_t *e = action_event(d, "limits_error", owner);
-            json_object_set_new(e, "message", json_from_bytes(err, strlen(err)));
-            event_log_write(&d->events, e);
-        }
+    uint64_t now = env_realtime(a->env);
+    /* Exempt programs too: exemption spares a process from being stopped,
+     * not from its user's share.  A process born inside its owner's
+     * cgroup (a child of one already there) needs no move. */
+    uid_t owner = p->owner;
+    if (!p->outside || protected_user(a, owner, now))
+        return false;
+    /* The user's cgroup is made with their limits (an event when new). */
+    *made |= set_limits(a, owner, engine_user(a->engine, owner, false), now);
+    char err[512];
+    int rc = enforcer_adopt(a->enforcer, owner, p->pid, p->start_time, err, sizeof(err));
+    metrics_count_action(a->metrics, rc == 0  ? ACTION_MOVE_DONE
+                                     : rc > 0 ? ACTION_MOVE_GONE
+                                              : ACTION_MOVE_FAILED);
+    if (rc < 0) {
+        json_t *e = action_event(a, "limits_error", owner);
+        json_object_set_new(e, "message", json_from_bytes(err, strlen(err)));
+        event_log_write(a->events, e);
     }
+    return rc == 0;
 }
 
 /* One pread of pids.current a user instead of reading cgroup.procs. */
 static bool user_busy(uid_t uid, void *arg)
 {
-    struct daemon *d = arg;
+    const struct actions *a = arg;
     const struct user_cgroup *g =
-        d->sampler.use_counters ? counters_find(&d->sampler.counters, uid) : NULL;
+        a->counters ? counters_find(a->counters, uid) : NULL;
     return g && counters_tasks_now(g) > 0;
 }
 
-void remove_empty_cgroups(struct daemon *d)
+void remove_empty_cgroups(const struct actions *a)
 {
-    enforcer_remove_empty(&d->enforcer, user_busy, d);
+    enforcer_remove_empty(a->enforcer, user_busy, (void *)a);
 }
 
 static void report_stop(const struct stop_target *t, enum stop_outcome outcome, void *arg)
 {
-    struct daemon *d = arg;
-    metrics_count_action(&d->metrics,
+    const struct actions *a = arg;
+    metrics_count_action(a->metrics,
                          outcome == STOP_KILLED ? ACTION_STOP_END_KILLED : ACTION_STOP_END_EXITED);
-    json_t *e = action_event(d, outcome == STOP_KILLED ? "process_killed" : "process_exited", t->uid);
+    json_t *e = action_event(a, outcome == STOP_KILLED ? "process_killed" : "process_exited",
+                             t->uid);
     json_object_set_new(e, "process", json_target(t));
     if (outcome == STOP_KILLED)
         json_object_set_new(e, "signal", json_string("SIGKILL"));
-    event_log_write(&d->events, e);
+    event_log_write(a->events, e);
 }
 
-uint64_t reap_stops(struct daemon *d)
+uint64_t reap_stops(const struct actions *a)
 {
-    return stopper_tick(&d->enforcer.stopper, now_boottime_usec(), report_stop, d);
+    return stopper_tick(&a->enforcer->stopper, env_boottime(a->env), report_stop, (void *)a);
 }

@@ -1,19 +1,52 @@
-/* Enforce mode: carrying out the engine's decisions (see actions.c). */
+/* Enforce mode: carrying out the engine's decisions (see actions.c).
+ * What the actions are given of the daemon: its environment, the policy,
+ * the enforcer, the event log, the engine's state (who is protected), the
+ * user names, the per-user counters the sampler measured (NULL where
+ * it reads /proc), and the metrics that count what the actions did. */
 #ifndef LOGINGUARD_ACTIONS_H
 #define LOGINGUARD_ACTIONS_H
 
-#include "daemon.h"
+#include "cgroup_counters.h"
+#include "enforcer.h"
+#include "engine.h"
+#include "environment.h"
+#include "events.h"
+#include "metrics.h"
+#include "policy.h"
+#include "proc_table.h"
+#include "sampler.h"
+#include "snapshot.h"
+#include "users.h"
 
-/* Stop what a decision says to stop (forbidden, compute, a stop level). */
-void act_on_decision(struct daemon *d, const struct decision *x);
-/* Every user gets the limits they should have now; changes are events. */
-void sync_limits(struct daemon *d);
-/* cgroupfs: move newly seen user processes into their user's cgroup. */
-void adopt_new_processes(struct daemon *d);
+struct actions {
+    const struct environment *env;
+    const struct policy *policy;
+    struct enforcer *enforcer;
+    struct event_log *events;
+    struct engine_state *engine;
+    struct user_cache *users;
+    struct user_counters *counters;
+    struct metrics *metrics;
+};
+
+/* Stop what a decision says to stop (forbidden, compute, a stop level):
+ * the processes it names (in snap) and their descendants in procs, the
+ * decided user's processes. */
+void act_on_decision(const struct actions *a, const struct decision *x,
+                     const struct snapshot *snap, const struct proc_table *procs);
+/* Every user of snap gets the limits they should have now; changes are
+ * events.  Returns true when a user's cgroup was made (the first limits
+ * of a user the counters do not know yet): the sampler counts it from
+ * the next sample. */
+bool sync_limits(const struct actions *a, const struct snapshot *snap);
+/* cgroupfs: move a newly seen user process into its user's cgroup
+ * (made with their limits when new: *made says so).  True when it was
+ * moved. */
+bool adopt_process(const struct actions *a, const struct new_proc *p, bool *made);
 /* cgroupfs: remove the cgroups of users with no process left; only those
  * whose task counter reads 0 now (or who have none) are looked at. */
-void remove_empty_cgroups(struct daemon *d);
+void remove_empty_cgroups(const struct actions *a);
 /* SIGKILL what outlived its grace; returns the next deadline or 0. */
-uint64_t reap_stops(struct daemon *d);
+uint64_t reap_stops(const struct actions *a);
 
 #endif

@@ -321,24 +321,32 @@ size_t counters_pids(const struct user_cgroup *g, pid_t **pids)
     return list.count;
 }
 
-int counters_find_host_layout(struct counter_roots *roots)
+static bool exists_below(const char *dir, const char *name)
 {
-    memset(roots, 0, sizeof(*roots));
-    roots->cgroup_path = "/user.slice";
-    if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 &&
-        access("/sys/fs/cgroup/user.slice/cpu.stat", F_OK) == 0) {
-        roots->version = 2;
-        roots->cpu = "/sys/fs/cgroup/user.slice";
-        return 0;
-    }
-    if (access("/sys/fs/cgroup/cpuacct/user.slice/cpuacct.usage", F_OK) == 0) {
-        roots->version = 1;
-        roots->cpu = "/sys/fs/cgroup/cpuacct/user.slice";
-        roots->memory = "/sys/fs/cgroup/memory/user.slice";
-        roots->pids = "/sys/fs/cgroup/pids/user.slice";
-        return 0;
-    }
-    return -1;
+    char *path = xasprintf("%s/%s", dir, name);
+    bool found = access(path, F_OK) == 0;
+    free(path);
+    return found;
+}
+
+int counters_open_host(struct user_counters *c, const char *cgroup_root)
+{
+    char *v2 = xasprintf("%s/user.slice", cgroup_root);
+    char *cpu = xasprintf("%s/cpuacct/user.slice", cgroup_root);
+    char *memory = xasprintf("%s/memory/user.slice", cgroup_root);
+    char *pids = xasprintf("%s/pids/user.slice", cgroup_root);
+    struct counter_roots roots = {.cgroup_path = "/user.slice"};
+    if (exists_below(cgroup_root, "cgroup.controllers") && exists_below(v2, "cpu.stat"))
+        roots = (struct counter_roots){.version = 2, .cpu = v2, .cgroup_path = "/user.slice"};
+    else if (exists_below(cpu, "cpuacct.usage"))
+        roots = (struct counter_roots){.version = 1, .cpu = cpu, .memory = memory, .pids = pids,
+                                       .cgroup_path = "/user.slice"};
+    int rc = roots.version ? counters_open(c, &roots) : -1;
+    free(v2);
+    free(cpu);
+    free(memory);
+    free(pids);
+    return rc;
 }
 
 /* The path on the line of /proc/PID/cgroup that the counters read:

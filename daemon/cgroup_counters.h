@@ -85,8 +85,9 @@ int counters_parse_name(const char *name, uid_t *uid);
 /* Values from the text of cpu.stat / memory.stat: the number after "key ". */
 int counters_stat_value(const char *text, size_t len, const char *key, uint64_t *value);
 
-/* Where this host keeps per-user cgroups, if anywhere: fills roots
- * (static strings) and returns 0, or -1 when there are none. */
-int counters_find_host_layout(struct counter_roots *roots);
+/* counters_open on the per-user cgroups this host keeps below
+ * cgroup_root ("/sys/fs/cgroup"), v2's user.slice or v1's per-controller
+ * ones.  -1 when there are none. */
+int counters_open_host(struct user_counters *c, const char *cgroup_root);
 
 #endif

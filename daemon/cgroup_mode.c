@@ -51,9 +51,11 @@ enum cgroup_mode cgroup_mode_parse(FILE *mountinfo, char *v2_mount, size_t len)
     return v1 ? CGROUP_MODE_V1 : v2 ? CGROUP_MODE_V2 : CGROUP_MODE_NONE;
 }
 
-enum cgroup_mode cgroup_mode_detect(char *v2_mount, size_t len)
+enum cgroup_mode cgroup_mode_detect(const char *proc_root, char *v2_mount, size_t len)
 {
-    FILE *f = fopen("/proc/self/mountinfo", "re");
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/self/mountinfo", proc_root);
+    FILE *f = fopen(path, "re");
     if (!f)
         return CGROUP_MODE_NONE;
     enum cgroup_mode mode = cgroup_mode_parse(f, v2_mount, len);

@@ -16,8 +16,8 @@ enum cgroup_mode { CGROUP_MODE_NONE, CGROUP_MODE_V1, CGROUP_MODE_V2 };
  * mounted (its mount point goes to v2_mount), else NONE. */
 enum cgroup_mode cgroup_mode_parse(FILE *mountinfo, char *v2_mount, size_t len);
 
-/* The same for this process, from /proc/self/mountinfo. */
-enum cgroup_mode cgroup_mode_detect(char *v2_mount, size_t len);
+/* The same for this process, from proc_root/self/mountinfo. */
+enum cgroup_mode cgroup_mode_detect(const char *proc_root, char *v2_mount, size_t len);
 
 /* The cgroup v2 path ("/a/b") of the "0::" line of a /proc/PID/cgroup
  * file.  Returns 0, or -1 when the file has no such line. */

@@ -17,9 +17,11 @@ static const char *const controller_names[CG_COUNT] = {"cpu", "cpuacct", "memory
 /* CFS period for the CPU quota: 100 ms, the kernel's default. */
 #define CFS_PERIOD_US 100000
 
-int cgroupfs_own_path(const char *controller, char *buf, size_t len)
+int cgroupfs_own_path(const char *proc_root, const char *controller, char *buf, size_t len)
 {
-    FILE *f = fopen("/proc/self/cgroup", "re");
+    char own_cgroups[4096];
+    snprintf(own_cgroups, sizeof(own_cgroups), "%s/self/cgroup", proc_root);
+    FILE *f = fopen(own_cgroups, "re");
     if (!f)
         return -1;
     char line[4096];
@@ -72,7 +74,8 @@ static void say_error(char *err, size_t err_len, const char *what, const char *p
              rc == ECGOTHER ? strerror(cgroup_get_last_errno()) : cgroup_strerror(rc));
 }
 
-static int open_v1(struct cgroupfs *c, const char *cgroup_parent, char *err, size_t err_len)
+static int open_v1(struct cgroupfs *c, const char *proc_root, const char *cgroup_parent, char *err,
+                   size_t err_len)
 {
     int rc = cgroup_init();
     if (rc != 0) {
@@ -84,7 +87,7 @@ static int open_v1(struct cgroupfs *c, const char *cgroup_parent, char *err, siz
         char *mount = NULL;
         char own[4096];
         if (cgroup_get_subsys_mount_point(controller_names[i], &mount) != 0 ||
-            cgroupfs_own_path(controller_names[i], own, sizeof(own)) < 0) {
+            cgroupfs_own_path(proc_root, controller_names[i], own, sizeof(own)) < 0) {
             free(mount);
             continue;
         }
@@ -114,27 +117,29 @@ static int open_v1(struct cgroupfs *c, const char *cgroup_parent, char *err, siz
     return 0;
 }
 
-static int open_v2(struct cgroupfs *c, const char *mount, const char *cgroup_parent, char *err,
-                   size_t err_len)
+static int open_v2(struct cgroupfs *c, const char *proc_root, const char *mount,
+                   const char *cgroup_parent, char *err, size_t err_len)
 {
-    char own[4096];
-    if (cgroup_own_v2_path("/proc/self/cgroup", own, sizeof(own)) < 0) {
-        snprintf(err, err_len, "no cgroup v2 line (0::) in /proc/self/cgroup");
+    char own[4096], path[4096];
+    snprintf(path, sizeof(path), "%s/self/cgroup", proc_root);
+    if (cgroup_own_v2_path(path, own, sizeof(own)) < 0) {
+        snprintf(err, err_len, "no cgroup v2 line (0::) in %s", path);
         return -1;
     }
     c->version = 2;
     return cgv2_open(&c->v2, mount, own, cgroup_parent, getpid(), NULL, err, err_len);
 }
 
-int cgroupfs_open(struct cgroupfs *c, const char *cgroup_parent, char *err, size_t err_len)
+int cgroupfs_open(struct cgroupfs *c, const char *proc_root, const char *cgroup_parent, char *err,
+                  size_t err_len)
 {
     memset(c, 0, sizeof(*c));
     c->v2.parent_fd = -1;
     c->version = 1;
     char mount[4096];
-    if (cgroup_mode_detect(mount, sizeof(mount)) == CGROUP_MODE_V2)
-        return open_v2(c, mount, cgroup_parent, err, err_len);
-    return open_v1(c, cgroup_parent, err, err_len);
+    if (cgroup_mode_detect(proc_root, mount, sizeof(mount)) == CGROUP_MODE_V2)
+        return open_v2(c, proc_root, mount, cgroup_parent, err, err_len);
+    return open_v1(c, proc_root, cgroup_parent, err, err_len);
 }
 
 const char *cgroupfs_warning(const struct cgroupfs *c)

@@ -32,7 +32,9 @@ struct cgroupfs {
     char *counter_dir[CG_COUNT];  /* v1: <mount><parent>, made by cgroupfs_counter_roots */
 };
 
-int cgroupfs_open(struct cgroupfs *c, const char *cgroup_parent, char *err, size_t err_len);
+/* The daemon's own cgroups, and the mounts, are read below proc_root. */
+int cgroupfs_open(struct cgroupfs *c, const char *proc_root, const char *cgroup_parent, char *err,
+                  size_t err_len);
 void cgroupfs_close(struct cgroupfs *c);
 
 /* Make user-UID in every controller (if missing) and set limits on it. */
@@ -53,7 +55,8 @@ void cgroupfs_counter_roots(struct cgroupfs *c, struct counter_roots *roots);
  * daemon to say once; "" when nothing. */
 const char *cgroupfs_warning(const struct cgroupfs *c);
 
-/* The daemon's own cgroup path in a v1 controller, from /proc/self/cgroup. */
-int cgroupfs_own_path(const char *controller, char *buf, size_t len);
+/* The daemon's own cgroup path in a v1 controller, from
+ * proc_root/self/cgroup. */
+int cgroupfs_own_path(const char *proc_root, const char *controller, char *buf, size_t len);
 
 #endif

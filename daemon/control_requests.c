@@ -173,7 +173,7 @@ static json_t *by_event(struct daemon *d, const char *name, uid_t uid, const str
                         const char *reason)
 {
     json_t *e = event_action(name, uid, name_of(d, uid), mode_name(d->policy.mode), d->events.host,
-                             now_realtime_usec());
+                             env_realtime(&d->env));
     const char *by = name_of(d, c->peer.uid);
     json_object_set_new(e, "by_uid", json_integer((json_int_t)c->peer.uid));
     json_object_set_new(e, "by", by[0] ? json_from_bytes(by, strlen(by)) : json_null());
@@ -303,7 +303,7 @@ json_t *control_request(struct control_conn *c, const char *line, size_t len, vo
         return control_reply_error(err.code, err.message);
     if (c->peer.admin < 0)
         c->peer.admin = control_uid_admin(c->peer.uid, d->policy.admin_group);
-    uint64_t now = now_realtime_usec();
+    uint64_t now = env_realtime(&d->env);
     bool admin = c->peer.admin == 1;
     if (req.op == CONTROL_STATUS)
         return status(d, c, req.all, now);

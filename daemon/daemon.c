@@ -17,6 +17,7 @@
 #include "instance_lock.h"
 #include "metrics_collect.h"
 #include "notify.h"
+#include "observe.h"
 #include "persist.h"
 #include "policy_diff.h"
 #include "service_notify.h"
@@ -63,7 +64,8 @@ int daemon_lock_state(struct daemon *d)
     char err[600];
     /* /var/lib/loginguard after an install that did not make it. */
     mkdir(d->policy.state_dir, 0700);
-    d->state_lock = instance_lock(d->policy.state_dir, "state directory", err, sizeof(err));
+    d->state_lock =
+        instance_lock(d->env.proc, d->policy.state_dir, "state directory", err, sizeof(err));
     if (d->state_lock < 0)
         say(d, LOG_ERR, err);
     return d->state_lock < 0 ? -1 : 0;
@@ -97,7 +99,7 @@ static int open_event_log(struct daemon *d, const char *path)
 static void log_event(struct daemon *d, const char *name, const char *message)
 {
     event_log_write(&d->events,
-                    event_daemon(name, message, &d->policy, d->events.host, now_realtime_usec()));
+                    event_daemon(name, message, &d->policy, d->events.host, env_realtime(&d->env)));
 }
 
 /* Enforce mode needs its backend; without it the daemon does not start
@@ -107,7 +109,8 @@ static int start_enforcing(struct daemon *d)
     if (d->enforcing || d->policy.mode != MODE_ENFORCE)
         return 0;
     char err[512];
-    if (enforcer_open(&d->enforcer, &d->policy, err, sizeof(err)) < 0) {
+    if (enforcer_open(&d->enforcer, &d->env, d->policy.backend, d->policy.cgroup_parent, err,
+                      sizeof(err)) < 0) {
         char msg[700];
         snprintf(msg, sizeof(msg), "enforce mode: %s", err);
         say(d, LOG_ERR, msg);
@@ -135,7 +138,7 @@ static void stop_enforcing(struct daemon *d)
 static void restore_state(struct daemon *d)
 {
     char moved[512] = "", err[1024] = "";
-    switch (state_load(d->policy.state_dir, &d->engine, now_realtime_usec(), moved, sizeof(moved),
+    switch (state_load(d->policy.state_dir, &d->engine, env_realtime(&d->env), moved, sizeof(moved),
                        err, sizeof(err))) {
     case STATE_MOVED_ASIDE: /* err names the file, the reason and where it went */
     case STATE_ERROR:
@@ -228,7 +231,7 @@ static void drain_news(struct daemon *d)
         taskstats_drain(&d->exits, note_exit, d);
     if (d->connector.fd >= 0 && proc_connector_drain(&d->connector, note_event, &d->sampler) > 0)
         sampler_note_lost(&d->sampler); /* a full sweep at the next sample */
-    d->next_drain = now_boottime_usec() + DRAIN_PERIOD;
+    d->next_drain = env_boottime(&d->env) + DRAIN_PERIOD;
 }
 
 /* Per-user counters: the cgroupfs backend's own cgroups when it enforces,
@@ -238,9 +241,9 @@ static int start_sampler(struct daemon *d)
     if (d->enforcing && d->enforcer.backend == BACKEND_CGROUPFS) {
         struct counter_roots roots;
         cgroupfs_counter_roots(&d->enforcer.cgroupfs, &roots);
-        return sampler_init(&d->sampler, "/proc", &roots);
+        return sampler_init(&d->sampler, &d->env, &roots);
     }
-    return sampler_init(&d->sampler, "/proc", NULL);
+    return sampler_init(&d->sampler, &d->env, NULL);
 }
 
 /* The policy is loaded (before detaching, so that errors reach the
@@ -248,7 +251,7 @@ static int start_sampler(struct daemon *d)
 int daemon_start(struct daemon *d)
 {
     d->started = true;
-    d->metrics.start_time = now_realtime_usec();
+    d->metrics.start_time = env_realtime(&d->env);
     d->connector.fd = -1;
     d->exits.fd = -1;
     /* The lock taken before the fork names the parent, which is gone:
@@ -288,7 +291,7 @@ int daemon_start(struct daemon *d)
              no_templates ? "; no notice templates found, so no notices: set [notify] notices_dirs"
                           : "");
     log_event(d, "daemon_started", msg);
-    d->next_sample = d->next_sweep = now_boottime_usec();
+    d->next_sample = d->next_sweep = env_boottime(&d->env);
     service_notify("READY=1");
     return 0;
 }
@@ -300,7 +303,7 @@ int daemon_start(struct daemon *d)
 static void reload_event(struct daemon *d, const char *name, const char *message,
                          const json_t *by, const struct errors *errs)
 {
-    json_t *e = event_daemon(name, message, &d->policy, d->events.host, now_realtime_usec());
+    json_t *e = event_daemon(name, message, &d->policy, d->events.host, env_realtime(&d->env));
     if (by)
         json_object_update(e, (json_t *)by);
     if (errs && errs->count) {
@@ -396,7 +399,7 @@ static void report_blocked_argv(struct daemon *d)
     for (size_t i = 0; i < n; i++) {
         const struct user_info *u = users_lookup(&d->sampler.users, &d->policy, b[i].owner);
         json_t *e = event_action("argv_unreadable", b[i].owner, u->name,
-                                 mode_name(d->policy.mode), d->events.host, now_realtime_usec());
+                                 mode_name(d->policy.mode), d->events.host, env_realtime(&d->env));
         json_object_set_new(e, "process", json_pack("{s:i, s:o}", "pid", (int)b[i].pid, "comm",
                                                     json_from_bytes(b[i].comm,
                                                                     strlen(b[i].comm))));
@@ -425,18 +428,63 @@ static void fill_decision_argv(struct daemon *d)
         sampler_fill_argv(&d->sampler, &d->policy, &d->snap, idx, n, DECISION_ARGV_WAIT_USEC);
 }
 
+/* What the actions are given of the daemon. */
+static struct actions actions_of(struct daemon *d)
+{
+    return (struct actions){
+        .env = &d->env,
+        .policy = &d->policy,
+        .enforcer = &d->enforcer,
+        .events = &d->events,
+        .engine = &d->engine,
+        .users = &d->sampler.users,
+        .counters = d->sampler.use_counters ? &d->sampler.counters : NULL,
+        .metrics = &d->metrics,
+    };
+}
+
+/* What the notices are given of the daemon. */
+static struct notifier notifier_of(struct daemon *d)
+{
+    return (struct notifier){
+        .env = &d->env,
+        .policy = &d->policy,
+        .events = &d->events,
+        .jobs = &d->notice_jobs,
+        .rate = &d->notice_rate,
+        .users = &d->sampler.users,
+        .metrics = &d->metrics,
+        .enforcing = d->enforcing,
+        .io = daemon_persist_io(d),
+    };
+}
+
+/* cgroupfs: newly seen user processes go into their user's cgroup. */
+static void adopt_new_processes(struct daemon *d, const struct actions *a)
+{
+    const struct new_proc *procs;
+    size_t n = sampler_take_new(&d->sampler, &procs);
+    bool made = false;
+    for (size_t i = 0; i < n; i++)
+        if (adopt_process(a, &procs[i], &made))
+            sampler_adopted(&d->sampler, procs[i].pid);
+    if (made)
+        sampler_counters_changed(&d->sampler);
+}
+
 /* One sample, one engine step, an event for every decision; in enforce
  * mode the decisions are carried out. */
 void daemon_tick(struct daemon *d)
 {
-    uint64_t now = now_boottime_usec();
+    uint64_t now = env_boottime(&d->env);
+    struct actions a = actions_of(d);
     if (d->next_stop && now >= d->next_stop)
-        d->next_stop = reap_stops(d);
+        d->next_stop = reap_stops(&a);
     if (now >= d->next_sweep) {
         sampler_sweep(&d->sampler, &d->policy);
         report_subuids(d);
         if (d->enforcing)
-            remove_empty_cgroups(d);
+            remove_empty_cgroups(&a);
         /* Free pages inside the heap go back too (what a burst of new
          * processes left), so the resident size follows what is held. */
         malloc_trim(0);
@@ -445,7 +493,7 @@ void daemon_tick(struct daemon *d)
     if (now < d->next_sample)
         return;
     drain_news(d); /* everything up to now, for this sample */
-    sampler_sample(&d->sampler, &d->policy, &d->snap);
+    observe(&d->sampler, &d->policy, &d->snap);
     decisions_clear(&d->decisions);
     engine_step(&d->policy, &d->engine, &d->snap, &d->decisions);
     history_update(&d->history, &d->snap);
@@ -458,27 +506,35 @@ void daemon_tick(struct daemon *d)
     event_log_tick(&d->events, false);
     fill_decision_argv(d);
     report_blocked_argv(d);
+    /* Each decided user's processes, for what is done and said about it. */
+    struct proc_table *procs = xcalloc(d->decisions.count + 1, sizeof(*procs));
     for (size_t i = 0; i < d->decisions.count; i++) {
         const struct decision *x = &d->decisions.items[i];
         const struct user_info *u = users_lookup(&d->sampler.users, &d->policy, x->uid);
         event_log_write(&d->events, event_from_decision(&d->policy, x, &d->snap, u->name,
                                                         d->events.host, d->snap.now,
                                                         d->enforcing));
+        sampler_user_table(&d->sampler, x->uid, &procs[i]);
         if (d->enforcing)
-            act_on_decision(d, x);
+            act_on_decision(&a, x, &d->snap, &procs[i]);
     }
     if (d->enforcing) {
-        adopt_new_processes(d);
-        sync_limits(d);
-        d->next_stop = reap_stops(d);
+        adopt_new_processes(d, &a);
+        if (sync_limits(&a, &d->snap))
+            sampler_counters_changed(&d->sampler);
+        d->next_stop = reap_stops(&a);
     } else {
         const struct new_proc *unused;
         sampler_take_new(&d->sampler, &unused);
     }
     /* Last: a notice says what has been done (the limits are in place),
      * and a slow desktop or mail child delays no one else's limits. */
-    for (size_t i = 0; i < d->decisions.count; i++)
-        notify_decision(d, &d->decisions.items[i]);
+    struct notifier nt = notifier_of(d);
+    for (size_t i = 0; i < d->decisions.count; i++) {
+        notify_decision(&nt, &d->decisions.items[i], &d->snap, &procs[i]);
+        proc_table_free(&procs[i]);
+    }
+    free(procs);
     /* Keep the rhythm, but never try to catch up on missed samples. */
     d->next_sample += d->policy.sample_interval;
     if (d->next_sample <= now)
@@ -494,13 +550,13 @@ static void earliest(uint64_t *next, uint64_t t)
 
 static int wait_timeout_ms(struct daemon *d, bool drain_waits)
 {
-    uint64_t now = now_boottime_usec();
+    uint64_t now = env_boottime(&d->env);
     uint64_t next = d->next_sample < d->next_sweep ? d->next_sample : d->next_sweep;
     earliest(&next, d->next_stop);
     /* A command line reader that stalls is replaced at its deadline, and
      * a notice child that hangs is killed at its own. */
     earliest(&next, argv_reader_deadline(&d->sampler.argv));
-    earliest(&next, notify_deadline(d));
+    earliest(&next, notify_deadline(&d->notice_jobs));
     earliest(&next, control_server_deadline(&d->control));
     if (drain_waits)
         earliest(&next, d->next_drain);
@@ -521,7 +577,7 @@ static size_t fill_pollfds(struct daemon *d, bool watch, struct pollfd *pfd)
     pfd[PFD_EXITS] = (struct pollfd){.fd = watch ? d->exits.fd : -1, .events = POLLIN};
     pfd[PFD_ARGV] = (struct pollfd){.fd = argv_reader_fd(&d->sampler.argv), .events = POLLIN};
     control_server_pollfds(&d->control, pfd + PFD_CONTROL);
-    return PFD_JOBS + notify_pollfds(d, pfd + PFD_JOBS);
+    return PFD_JOBS + notify_pollfds(&d->notice_jobs, pfd + PFD_JOBS);
 }
 
 void daemon_run(struct daemon *d)
@@ -544,7 +600,7 @@ void daemon_run(struct daemon *d)
         daemon_tick(d);
         /* The kernel's sockets are watched only once DRAIN_PERIOD has
          * passed since they were last read: until then, a timeout does. */
-        bool watch = listening(d) && now_boottime_usec() >= d->next_drain;
+        bool watch = listening(d) && env_boottime(&d->env) >= d->next_drain;
         bool drain_waits = listening(d) && !watch;
         int ms = wait_timeout_ms(d, drain_waits);
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -555,16 +611,17 @@ void daemon_run(struct daemon *d)
         int ready = ppoll(pfd, n, &ts, &waiting);
         if (ready > 0 && (pfd[PFD_CONNECTOR].revents || pfd[PFD_EXITS].revents))
             drain_news(d);
-        else if (drain_waits && now_boottime_usec() >= d->next_drain)
+        else if (drain_waits && env_boottime(&d->env) >= d->next_drain)
             d->next_drain = 0; /* watch the sockets again */
-        uint64_t now = now_boottime_usec(), reader = argv_reader_deadline(&d->sampler.argv);
+        uint64_t now = env_boottime(&d->env), reader = argv_reader_deadline(&d->sampler.argv);
         if ((ready > 0 && pfd[PFD_ARGV].revents) || (reader && now >= reader))
             sampler_take_argv(&d->sampler, &d->policy);
         if (ready > 0)
             control_server_handle(&d->control, pfd + PFD_CONTROL, now);
         control_server_expire(&d->control, now);
         /* Cheap (a waitpid a child): whenever the loop wakes. */
-        notify_check(d);
+        struct notifier nt = notifier_of(d);
+        notify_check(&nt);
     }
     sigprocmask(SIG_UNBLOCK, &blocked, NULL);
 }
@@ -572,7 +629,8 @@ void daemon_run(struct daemon *d)
 void daemon_finish(struct daemon *d)
 {
     service_notify("STOPPING=1");
-    notify_stop(d);
+    struct notifier nt = notifier_of(d);
+    notify_stop(&nt);
     event_log_tick(&d->events, true); /* what was held back so far */
     log_event(d, "daemon_stopped", NULL);
     save_state(d);

@@ -9,6 +9,7 @@
 #include "control_server.h"
 #include "enforcer.h"
 #include "engine.h"
+#include "environment.h"
 #include "events.h"
 #include "history.h"
 #include "metrics.h"
@@ -34,6 +35,7 @@ struct options {
 
 struct daemon {
     struct options opt;
+    struct environment env; /* the host's roots and clocks (tests: elsewhere) */
     bool started;          /* past start-up: errors go to syslog only */
     bool daemonized;       /* forked away from the terminal that started it */
     int state_lock;        /* holds the lock on state_dir: one daemon a node */

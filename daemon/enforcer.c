@@ -11,28 +11,34 @@
 #include "pidfd.h"
 #include "util.h"
 
-/* The directory of the cgroups this backend writes. */
-static const char *written_cgroups(struct enforcer *e)
+/* The directory of the cgroups this backend writes, into buf. */
+static const char *written_cgroups(struct enforcer *e, char *buf, size_t len)
 {
-    if (e->backend == BACKEND_SYSTEMD)
-        return "/sys/fs/cgroup/user.slice";
+    if (e->backend == BACKEND_SYSTEMD) {
+        snprintf(buf, len, "%s/user.slice", e->env->cgroup);
+        return buf;
+    }
     struct counter_roots roots;
     cgroupfs_counter_roots(&e->cgroupfs, &roots);
     return roots.cpu;
 }
 
-int enforcer_open(struct enforcer *e, const struct policy *p, char *err, size_t err_len)
+int enforcer_open(struct enforcer *e, const struct environment *env, enum backend backend,
+                  const char *cgroup_parent, char *err, size_t err_len)
 {
     memset(e, 0, sizeof(*e));
+    e->env = env;
     e->lock_fd = -1;
-    e->backend = p->backend;
+    e->backend = backend;
     if (e->backend == BACKEND_AUTO)
-        e->backend = systemd_backend_available() ? BACKEND_SYSTEMD : BACKEND_CGROUPFS;
+        e->backend = systemd_backend_available(env) ? BACKEND_SYSTEMD : BACKEND_CGROUPFS;
     int rc = e->backend == BACKEND_SYSTEMD
                  ? systemd_backend_open(&e->systemd, err, err_len)
-                 : cgroupfs_open(&e->cgroupfs, p->cgroup_parent, err, err_len);
+                 : cgroupfs_open(&e->cgroupfs, env->proc, cgroup_parent, err, err_len);
     if (rc == 0) {
-        e->lock_fd = instance_lock(written_cgroups(e), "cgroups", err, err_len);
+        char dir[4096];
+        e->lock_fd = instance_lock(env->proc, written_cgroups(e, dir, sizeof(dir)), "cgroups",
+                                   err, err_len);
         if (e->lock_fd < 0) {
             enforcer_close(e, false);
             return -1;
@@ -65,7 +71,7 @@ int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
                         uint64_t retry_usec, char *err, size_t err_len)
 {
     struct applied_limits *a = find_applied(e, uid);
-    uint64_t now = now_boottime_usec();
+    uint64_t now = env_boottime(e->env);
     if (a && limits_equal(&a->limits, l) && (!a->failed || now < a->retry_at))
         return 0;
     if (!a) {
@@ -87,7 +93,7 @@ int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, uint64_t start_time
      * process, checked to be the one seen; what remains is the moment
      * between the check and the write, which takes a pid number. */
     int pidfd = pidfd_open_(pid);
-    if (pidfd < 0 || !process_is("/proc", pid, start_time)) {
+    if (pidfd < 0 || !process_is(e->env->proc, pid, start_time)) {
         if (pidfd >= 0)
             close(pidfd);
         return 1;

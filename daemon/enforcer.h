@@ -10,6 +10,7 @@
 
 #include "cgroupfs.h"
 #include "engine.h"
+#include "environment.h"
 #include "limits.h"
 #include "policy.h"
 #include "stopper.h"
@@ -23,6 +24,7 @@ struct applied_limits {
 };
 
 struct enforcer {
+    const struct environment *env;  /* the caller's: /proc, the cgroup root, the clock */
     enum backend backend;   /* SYSTEMD or CGROUPFS once open */
     int lock_fd;            /* the lock on the cgroups written: one daemon a node */
     struct cgroupfs cgroupfs;
@@ -32,7 +34,10 @@ struct enforcer {
     struct stopper stopper;
 };
 
-int enforcer_open(struct enforcer *e, const struct policy *p, char *err, size_t err_len);
+/* Open backend (BACKEND_AUTO: systemd where it can limit, else
+ * cgroupfs, below cgroup_parent).  env must outlive the enforcer. */
+int enforcer_open(struct enforcer *e, const struct environment *env, enum backend backend,
+                  const char *cgroup_parent, char *err, size_t err_len);
 /* With release, every user's limits are lifted first (--release-on-exit). */
 void enforcer_close(struct enforcer *e, bool release);
 

@@ -50,12 +50,14 @@ pid_t instance_lock_holder(const char *locks, size_t len, dev_t dev, ino_t ino)
     return 0;
 }
 
-static pid_t find_holder(int fd)
+static pid_t find_holder(const char *proc_root, int fd)
 {
     struct stat st;
     if (fstat(fd, &st) < 0)
         return 0;
-    int locks = open("/proc/locks", O_RDONLY | O_CLOEXEC);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/locks", proc_root);
+    int locks = open(path, O_RDONLY | O_CLOEXEC);
     if (locks < 0)
         return 0;
     size_t cap = 1 << 20, used = 0;
@@ -69,7 +71,8 @@ static pid_t find_holder(int fd)
     return pid;
 }
 
-int instance_lock(const char *path, const char *what, char *err, size_t err_len)
+int instance_lock(const char *proc_root, const char *path, const char *what, char *err,
+                  size_t err_len)
 {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
@@ -80,7 +83,7 @@ int instance_lock(const char *path, const char *what, char *err, size_t err_len)
     if (flock(fd, LOCK_EX | LOCK_NB) == 0)
         return fd;
     int e = errno;
-    pid_t holder = e == EWOULDBLOCK ? find_holder(fd) : 0;
+    pid_t holder = e == EWOULDBLOCK ? find_holder(proc_root, fd) : 0;
     close(fd);
     if (e != EWOULDBLOCK)
         snprintf(err, err_len, "cannot lock the %s %s: %s", what, path, strerror(e));

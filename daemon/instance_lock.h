@@ -14,10 +14,12 @@
 #include <sys/types.h>
 
 /* Lock directory path for this process (what: "state directory",
- * "cgroup parent", for the message).  Returns a descriptor that holds the
+ * "cgroup parent", for the message; the holder is looked up in
+ * proc_root/locks).  Returns a descriptor that holds the
  * lock, or -1 with err naming the other instance's pid where it can be
  * found and what to do. */
-int instance_lock(const char *path, const char *what, char *err, size_t err_len);
+int instance_lock(const char *proc_root, const char *path, const char *what, char *err,
+                  size_t err_len);
 
 /* The pid holding an flock on the file (dev, ino), from the text of
  * /proc/locks; 0 when none is listed. */

@@ -63,7 +63,7 @@ static int by_uid(const void *a, const void *b)
  * METRICS_USERS_MAX. */
 static struct metrics_user *pick_users(struct daemon *d, struct metrics_view *v)
 {
-    uint64_t now = now_realtime_usec();
+    uint64_t now = env_realtime(&d->env);
     size_t cap = d->snap.user_count + d->engine.user_count + 1, n = 0;
     struct candidate *all = xmalloc(cap * sizeof(*all));
     v->users_tracked = d->snap.user_count;
@@ -158,7 +158,7 @@ static int write_file(struct daemon *d, const char *path, char *err, size_t err_
 
 void metrics_sampled(struct daemon *d, uint64_t began)
 {
-    uint64_t now = now_boottime_usec();
+    uint64_t now = env_boottime(&d->env);
     metrics_count_sample(&d->metrics, now > began ? now - began : 0);
     const char *path = d->policy.metrics_file;
     if (!path)
@@ -170,6 +170,6 @@ void metrics_sampled(struct daemon *d, uint64_t began)
         /* Once until it works again, not at every sample. */
         d->metrics.file_failing = true;
         event_log_write(&d->events, event_daemon("metrics_error", err, &d->policy,
-                                                 d->events.host, now_realtime_usec()));
+                                                 d->events.host, env_realtime(&d->env)));
     }
 }

@@ -201,15 +201,15 @@ static char *terminal_text(const char *text, size_t *len)
     return out;
 }
 
-int notify_tty_at(const char *proc_root, const char *dev_root, const char *utmp_path, uid_t uid,
-                  const pid_t *pids, size_t pid_count, const char *text, int *skipped)
+int notify_tty(const struct environment *env, uid_t uid, const pid_t *pids, size_t pid_count,
+               const char *text, int *skipped)
 {
     struct candidates c = {0};
     int refused = 0, written = 0;
     for (size_t i = 0; i < pid_count; i++)
-        add_process_tty(&c, proc_root, uid, pids[i]);
-    add_utmp_ttys(&c, utmp_path, uid, &refused);
-    int devfd = c.count ? open(dev_root, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+        add_process_tty(&c, env->proc, uid, pids[i]);
+    add_utmp_ttys(&c, env->utmp, uid, &refused);
+    int devfd = c.count ? open(env->dev, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
     size_t len;
     char *out = terminal_text(text, &len);
     for (size_t i = 0; i < c.count; i++) {
@@ -228,9 +228,4 @@ int notify_tty_at(const char *proc_root, const char *dev_root, const char *utmp_
     if (skipped)
         *skipped = refused;
     return written;
-}
-
-int notify_tty(uid_t uid, const pid_t *pids, size_t pid_count, const char *text, int *skipped)
-{
-    return notify_tty_at("/proc", "/dev", _PATH_UTMPX, uid, pids, pid_count, text, skipped);
 }

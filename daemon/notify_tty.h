@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "environment.h"
+
 /* Write text to every terminal of uid on this node: the controlling ttys
  * of the given processes (tty_nr from /proc/PID/stat; a process that is
  * not uid's is passed over) and the utmp entries of that user.  Each
@@ -22,12 +24,9 @@
  * than newline and tab are dropped from text (a process name must not
  * drive the terminal); newlines become CRLF.  Returns the number of
  * terminals written; *skipped (may be NULL) gets how many candidates were
- * refused or could not take the text. */
-int notify_tty(uid_t uid, const pid_t *pids, size_t pid_count, const char *text, int *skipped);
-
-/* The same, looking in proc_root (for "/proc"), dev_root ("/dev") and
- * utmp_path (the system's utmp; NULL: none): for tests. */
-int notify_tty_at(const char *proc_root, const char *dev_root, const char *utmp_path, uid_t uid,
-                  const pid_t *pids, size_t pid_count, const char *text, int *skipped);
+ * refused or could not take the text.  /proc, /dev and the utmp file (NULL:
+ * none) are env's. */
+int notify_tty(const struct environment *env, uid_t uid, const pid_t *pids, size_t pid_count,
+               const char *text, int *skipped);
 
 #endif

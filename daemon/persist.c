@@ -13,8 +13,8 @@
 #include "util.h"
 
 /* What happened to a write, said only when it is news. */
-static void report(struct daemon *d, const struct save_status *s, enum save_news news,
-                   const char *what, const char *err)
+static void report(const struct persist_io *io, const struct save_status *s,
+                   enum save_news news, const char *what, const char *err)
 {
     char msg[900];
     const char *name;
@@ -34,26 +34,35 @@ static void report(struct daemon *d, const struct save_status *s, enum save_news
     } else {
         return;
     }
-    event_log_write(&d->events, event_daemon(name, msg, &d->policy, d->events.host,
-                                             now_realtime_usec()));
+    event_log_write(io->events, event_daemon(name, msg, io->policy, io->events->host,
+                                             env_realtime(io->env)));
+}
+
+struct persist_io daemon_persist_io(struct daemon *d)
+{
+    return (struct persist_io){&d->env, &d->policy, &d->events, &d->persist};
 }
 
 void save_state(struct daemon *d)
 {
+    struct persist_io io = daemon_persist_io(d);
     char err[512] = "", what[600];
-    uint64_t now = now_realtime_usec();
+    uint64_t now = env_realtime(&d->env);
     int rc = state_save(d->policy.state_dir, &d->engine, now, err, sizeof(err));
     snprintf(what, sizeof(what), "the state (%s/%s)", d->policy.state_dir, STATE_FILE);
-    report(d, &d->persist.state, save_status_note(&d->persist.state, rc == 0, now), what, err);
+    report(&io, &d->persist.state, save_status_note(&d->persist.state, rc == 0, now), what,
+           err);
 }
 
-void save_notice_rate(struct daemon *d)
+void persist_save_notice_rate(const struct persist_io *io, const struct notice_rate *rate)
 {
     char err[512] = "", what[600];
-    uint64_t now = now_realtime_usec();
-    int rc = notice_rate_save(&d->notice_rate, d->policy.state_dir, err, sizeof(err));
-    snprintf(what, sizeof(what), "the notice rate limit (%s/notified.json)", d->policy.state_dir);
-    report(d, &d->persist.rate, save_status_note(&d->persist.rate, rc == 0, now), what, err);
+    uint64_t now = env_realtime(io->env);
+    const char *dir = io->policy->state_dir;
+    int rc = notice_rate_save(rate, dir, err, sizeof(err));
+    snprintf(what, sizeof(what), "the notice rate limit (%s/notified.json)", dir);
+    report(io, &io->persist->rate, save_status_note(&io->persist->rate, rc == 0, now), what,
+           err);
 }
 
 static void pending_free(struct pending_notice *p)
@@ -63,14 +72,14 @@ static void pending_free(struct pending_notice *p)
 }
 
 /* Write the kept notices, oldest first; those that fail stay. */
-static int write_pending(struct daemon *d, char *err, size_t len)
+static int write_pending(const struct persist_io *io, char *err, size_t len)
 {
-    struct persist *p = &d->persist;
+    struct persist *p = io->persist;
     size_t kept = 0;
     int rc = 0;
     for (size_t i = 0; i < p->notice_count; i++) {
         struct pending_notice *n = &p->notices[i];
-        if (login_notice_add(d->policy.state_dir, n->uid, n->time, notice_kind_name(n->kind),
+        if (login_notice_add(io->policy->state_dir, n->uid, n->time, notice_kind_name(n->kind),
                              n->subject, n->body, err, len) == 0) {
             pending_free(n);
         } else {
@@ -82,15 +91,15 @@ static int write_pending(struct daemon *d, char *err, size_t len)
     return rc;
 }
 
-static void write_login_notices(struct daemon *d, char *err, size_t len)
+static void write_login_notices(const struct persist_io *io, char *err, size_t len)
 {
     char what[600];
     err[0] = '\0';
-    int rc = write_pending(d, err, len);
+    int rc = write_pending(io, err, len);
     snprintf(what, sizeof(what), "the notices for the next login (%s/login-notices)",
-             d->policy.state_dir);
-    report(d, &d->persist.login,
-           save_status_note(&d->persist.login, rc == 0, now_realtime_usec()), what, err);
+             io->policy->state_dir);
+    report(io, &io->persist->login,
+           save_status_note(&io->persist->login, rc == 0, env_realtime(io->env)), what, err);
 }
 
 /* A newer notice of the same kind replaces one still waiting: the user
@@ -107,10 +116,11 @@ static void drop_pending(struct persist *p, uid_t uid, enum notice_kind kind)
     p->notice_count = kept;
 }
 
-enum notify_outcome keep_login_notice(struct daemon *d, uid_t uid, enum notice_kind kind,
-                                      const struct notice *n, char *msg, size_t len)
+enum notify_outcome persist_keep_login_notice(const struct persist_io *io, uid_t uid,
+                                              enum notice_kind kind, const struct notice *n,
+                                              char *msg, size_t len)
 {
-    struct persist *p = &d->persist;
+    struct persist *p = io->persist;
     drop_pending(p, uid, kind);
     if (p->notice_count == PENDING_NOTICES_MAX) {
         pending_free(&p->notices[0]);
@@ -119,11 +129,11 @@ enum notify_outcome keep_login_notice(struct daemon *d, uid_t uid, enum notice_k
     p->notices = grow_array(p->notices, p->notice_count, &p->notice_capacity,
                             sizeof(*p->notices));
     p->notices[p->notice_count++] = (struct pending_notice){
-        .uid = uid, .time = now_realtime_usec(), .kind = kind,
+        .uid = uid, .time = env_realtime(io->env), .kind = kind,
         .subject = xstrdup(n->subject), .body = xstrdup(n->body)};
     /* Earlier ones first, so the user reads them in order. */
     char err[512];
-    write_login_notices(d, err, sizeof(err));
+    write_login_notices(io, err, sizeof(err));
     for (size_t i = 0; i < p->notice_count; i++)
         if (p->notices[i].uid == uid && p->notices[i].kind == kind) {
             snprintf(msg, len, "%s; kept in memory and written at a later sample", err);
@@ -134,11 +144,12 @@ enum notify_outcome keep_login_notice(struct daemon *d, uid_t uid, enum notice_k
 
 void save_pending(struct daemon *d)
 {
+    struct persist_io io = daemon_persist_io(d);
     if (d->persist.rate.pending)
-        save_notice_rate(d);
+        persist_save_notice_rate(&io, &d->notice_rate);
     if (d->persist.login.pending) {
         char err[512];
-        write_login_notices(d, err, sizeof(err));
+        write_login_notices(&io, err, sizeof(err));
     }
 }
 

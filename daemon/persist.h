@@ -12,8 +12,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "environment.h"
+#include "events.h"
+#include "notice_rate.h"
 #include "notices.h"
 #include "notify_outcome.h"
+#include "policy.h"
 #include "save_status.h"
 
 /* Notices for the next login not written yet, oldest first; at most
@@ -33,16 +37,29 @@ struct persist {
     size_t notice_count, notice_capacity;
 };
 
-struct daemon;
+/* What the writes need of the daemon: where the files go (the policy's
+ * state_dir), the clock, the event log that hears of failures, and what
+ * is kept while they fail. */
+struct persist_io {
+    const struct environment *env;
+    const struct policy *policy;
+    struct event_log *events;
+    struct persist *persist;
+};
 
-/* Write the engine's state now. */
-void save_state(struct daemon *d);
 /* Write the notice rate limit now. */
-void save_notice_rate(struct daemon *d);
+void persist_save_notice_rate(const struct persist_io *io, const struct notice_rate *rate);
 /* Keep a notice for uid's next login; if it cannot be written now it is
  * kept in memory and written at a later sample.  msg says what happened. */
-enum notify_outcome keep_login_notice(struct daemon *d, uid_t uid, enum notice_kind kind,
-                                      const struct notice *n, char *msg, size_t len);
+enum notify_outcome persist_keep_login_notice(const struct persist_io *io, uid_t uid,
+                                              enum notice_kind kind, const struct notice *n,
+                                              char *msg, size_t len);
+
+/* The same, for the daemon's own. */
+struct daemon;
+struct persist_io daemon_persist_io(struct daemon *d);
+/* Write the engine's state now. */
+void save_state(struct daemon *d);
 /* At every sample: write notified.json and the login notices again if
  * that failed before (the daemon does the same for state.json). */
 void save_pending(struct daemon *d);

@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "classify.h"
 #include "sampler.h"
 #include "units.h"
 #include "util.h"
@@ -226,9 +227,10 @@ static void exe_identity(const struct sampler *s, int dirfd, struct program_fact
 
 static void classify(const struct policy *p, struct tracked_proc *t)
 {
-    const struct rule *r = programs_classify(&p->rules, t->prog, t->comm);
-    t->class = r ? r->class : CLASS_NONE;
-    t->rule = r ? r->name : NULL;
+    struct verdict v = classify_process(&p->rules, t->prog, t->comm);
+    t->class = v.class;
+    t->rule = v.rule ? v.rule->name : NULL;
+    t->rule_parts = v.parts;
 }
 
 /* What runs behind dirfd, with the command line a (NULL: not known). */
@@ -629,13 +631,6 @@ void sampler_note_exit(struct sampler *s, const struct policy *p, const struct t
 
 /* ---- building the snapshot ---- */
 
-/* Index of each uid's user_sample in the snapshot, open addressing. */
-struct uid_index {
-    uid_t *uids;
-    size_t *slots;
-    size_t size;
-};
-
 static size_t uid_slot(const struct uid_index *ix, uid_t uid)
 {
     size_t h = (uid * 2654435761u) & (ix->size - 1);
@@ -694,13 +689,8 @@ static void add_exit_credits(struct sampler *s, struct snapshot *snap, uint64_t 
 /* A process's usage into its owner's totals. */
 static void add_usage(const struct sampler *s, struct user_sample *u, const struct tracked_proc *t)
 {
-    uint64_t rss = t->rss_pages * (uint64_t)s->page_size;
     u->cpu += t->cpu;
-    u->memory += rss;
-    if (t->class == CLASS_EXEMPT) {
-        u->exempt_cpu += t->cpu;
-        u->exempt_memory += rss;
-    }
+    u->memory += t->rss_pages * (uint64_t)s->page_size;
 }
 
 static void fill_proc_sample(const struct sampler *s, struct proc_sample *ps,
@@ -723,18 +713,13 @@ static void fill_proc_sample(const struct sampler *s, struct proc_sample *ps,
     ps->rss = t->rss_pages * (uint64_t)s->page_size;
     ps->class = t->class;
     ps->rule = t->rule;
+    ps->rule_parts = t->rule_parts;
 }
 
 static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
                             const struct tracked_proc *t)
 {
     fill_proc_sample(s, snapshot_add_proc(snap), t);
-}
-
-static bool worth_a_look(const struct policy *p, const struct user_sample *u)
-{
-    return (p->violation_cpu > 0 && u->cpu >= p->violation_cpu / 2) ||
-           (p->violation_memory > 0 && u->memory >= p->violation_memory / 2);
 }
 
 static void fill_names(struct sampler *s, const struct policy *p, struct snapshot *snap)
@@ -748,11 +733,8 @@ static void fill_names(struct sampler *s, const struct policy *p, struct snapsho
 }
 
 /* Processes of detailed users, and every compute or forbidden one. */
-static void add_details(struct sampler *s, const struct policy *p, struct snapshot *snap,
-                        const struct uid_index *ix)
+static void add_details(struct sampler *s, struct snapshot *snap, const struct uid_index *ix)
 {
-    for (size_t i = 0; i < snap->user_count; i++)
-        snap->users[i].detailed = worth_a_look(p, &snap->users[i]);
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
             if (t->ignored || t->generation != s->generation)
@@ -1002,21 +984,14 @@ static void read_watched(struct sampler *s, const struct policy *p, struct snaps
     }
 }
 
-/* A user worth a look: their processes are read, and what their exempt
- * programs used is known. */
-static void look_closer(struct sampler *s, const struct policy *p, struct user_cgroup *g,
-                        struct user_sample *u, uint64_t now, uint64_t interval)
+/* A user worth a look: their processes in their cgroup are read. */
+static void read_group(struct sampler *s, const struct policy *p, struct user_cgroup *g,
+                       uint64_t now, uint64_t interval)
 {
     pid_t *pids;
     size_t n = counters_pids(g, &pids);
-    for (size_t k = 0; k < n; k++) {
-        struct tracked_proc *t = visit(s, p, pids[k], now, interval);
-        /* (A stray added its exempt part with the rest of its usage.) */
-        if (t && !t->ignored && !t->outside && t->owner == g->uid && t->class == CLASS_EXEMPT) {
-            u->exempt_cpu += t->cpu;
-            u->exempt_memory += t->rss_pages * (uint64_t)s->page_size;
-        }
-    }
+    for (size_t k = 0; k < n; k++)
+        visit(s, p, pids[k], now, interval);
     free(pids);
 }
 
@@ -1034,12 +1009,6 @@ static void sample_counters(struct sampler *s, const struct policy *p, struct sn
     }
     read_counters(s, p, snap, interval, young, ix);
     read_watched(s, p, snap, now, interval, ix);
-    for (size_t i = 0; i < s->counters.count; i++) {
-        struct user_cgroup *g = &s->counters.groups[i];
-        struct user_sample *u = g->uid >= p->min_uid ? find_user(ix, snap, g->uid) : NULL;
-        if (u && worth_a_look(p, u))
-            look_closer(s, p, g, u, now, interval);
-    }
 }
 
 double sampler_memory_pressure(const char *path)
@@ -1069,7 +1038,7 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
     }
     if (s->rescan)
         sampler_sweep(s, p);
-    uint64_t now = now_boottime_usec();
+    uint64_t now = env_boottime(s->env);
     uint64_t interval = s->last_sample ? now - s->last_sample : p->sample_interval;
     if (interval == 0)
         interval = 1;
@@ -1079,22 +1048,36 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
     s->stats.procs_read = s->stats.users_read = 0;
 
     snapshot_clear(snap);
-    snap->now = now_realtime_usec();
+    snap->now = env_realtime(s->env);
     snap->interval = interval;
     snap->memory_pressure = sampler_memory_pressure(s->pressure_path);
-    struct uid_index ix = {0};
+    struct uid_index *ix = &s->index;
+    free(ix->uids);
+    free(ix->slots);
+    memset(ix, 0, sizeof(*ix));
     if (s->use_counters)
-        sample_counters(s, p, snap, now, interval, &ix);
+        sample_counters(s, p, snap, now, interval, ix);
     else
-        sample_procfs(s, p, snap, now, interval, &ix);
-    add_exit_credits(s, snap, interval, &ix);
+        sample_procfs(s, p, snap, now, interval, ix);
+    add_exit_credits(s, snap, interval, ix);
     /* The command lines asked for above, so that this sample judges
      * a new program by its argv too. */
     poll_argv(s, p, ARGV_WAIT_USEC);
     fill_names(s, p, snap);
-    add_details(s, p, snap, &ix);
-    free(ix.uids);
-    free(ix.slots);
+}
+
+void sampler_look_closer(struct sampler *s, const struct policy *p, struct snapshot *snap)
+{
+    /* With counters, only the watched processes were read: the chosen
+     * users' are read now.  From /proc, every process was. */
+    for (size_t i = 0; s->use_counters && i < snap->user_count; i++) {
+        struct user_cgroup *g = snap->users[i].detailed
+                                    ? counters_find(&s->counters, snap->users[i].uid)
+                                    : NULL;
+        if (g)
+            read_group(s, p, g, s->last_sample, snap->interval);
+    }
+    add_details(s, snap, &s->index);
 }
 
 void sampler_take_argv(struct sampler *s, const struct policy *p)
@@ -1214,7 +1197,7 @@ static void refresh_owners(struct sampler *s)
  * for them; after lost events it does. */
 void sampler_sweep(struct sampler *s, const struct policy *p)
 {
-    uint64_t now = now_boottime_usec();
+    uint64_t now = env_boottime(s->env);
     s->counters_stale = true;
     /* Names a directory service could not give last time are asked again. */
     users_retry_unknown(&s->users);
@@ -1257,98 +1240,25 @@ size_t sampler_take_new(struct sampler *s, const struct new_proc **procs)
     return n;
 }
 
-/* ---- questions about a person's processes ---- */
+/* ---- a person's processes, for the effectors ---- */
 
-struct child_link {
-    pid_t ppid;
-    bool taken;     /* parents read at different moments may make a loop */
-    const struct tracked_proc *t;
-};
-
-static int by_ppid(const void *a, const void *b)
+void sampler_user_table(const struct sampler *s, uid_t owner, struct proc_table *out)
 {
-    const struct child_link *x = a, *y = b;
-    return x->ppid < y->ppid ? -1 : x->ppid > y->ppid;
-}
-
-/* The first link whose parent is ppid, in links sorted by parent. */
-static size_t first_child(const struct child_link *links, size_t n, pid_t ppid)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (links[mid].ppid < ppid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static void add_target(struct stop_target **out, size_t *n, size_t *capacity,
-                       const struct tracked_proc *t)
-{
-    *out = grow_array(*out, *n, capacity, sizeof(**out));
-    struct stop_target *x = &(*out)[(*n)++];
-    memset(x, 0, sizeof(*x));
-    x->pid = t->pid;
-    x->start_time = t->start_time;
-    x->uid = t->uid;
-    memcpy(x->comm, t->comm, sizeof(x->comm));
-    copy_string(x->exe, sizeof(x->exe), t->prog && t->prog->exe ? t->prog->exe : "");
-}
-
-/* The person's processes sorted by parent, then a walk down from pid:
- * each process is looked at once, so a stop of a large tree costs
- * n log n, not n squared. */
-size_t sampler_process_tree(const struct sampler *s, pid_t pid, uid_t uid,
-                            struct stop_target **out)
-{
-    struct child_link *links = NULL;
-    size_t count = 0, capacity = 0, n = 0, out_capacity = 0;
-    const struct tracked_proc *root = NULL;
-    *out = NULL;
+    out->count = 0;
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
-            if (t->ignored || t->owner != uid || t->class == CLASS_EXEMPT)
+            if (t->ignored || t->owner != owner)
                 continue;
-            if (t->pid == pid)
-                root = t;
-            links = grow_array(links, count, &capacity, sizeof(*links));
-            links[count++] = (struct child_link){t->ppid, t == root, t};
+            struct table_proc *p = proc_table_add(out);
+            p->pid = t->pid;
+            p->ppid = t->ppid;
+            p->start_time = t->start_time;
+            p->uid = t->uid;
+            p->class = t->class;
+            memcpy(p->comm, t->comm, sizeof(p->comm));
+            copy_string(p->exe, sizeof(p->exe), t->prog && t->prog->exe ? t->prog->exe : "");
         }
     }
-    if (root) {
-        qsort(links, count, sizeof(*links), by_ppid);
-        add_target(out, &n, &out_capacity, root);
-        /* *out doubles as the queue: entries before `next` are done. */
-        for (size_t next = 0; next < n; next++) {
-            pid_t parent = (*out)[next].pid;
-            for (size_t i = first_child(links, count, parent);
-                 i < count && links[i].ppid == parent; i++) {
-                if (!links[i].taken)
-                    add_target(out, &n, &out_capacity, links[i].t);
-                links[i].taken = true;
-            }
-        }
-    }
-    free(links);
-    return n;
-}
-
-size_t sampler_user_pids(const struct sampler *s, uid_t uid, pid_t **out)
-{
-    size_t n = 0, capacity = 0;
-    *out = NULL;
-    for (size_t b = 0; b < s->bucket_count; b++) {
-        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
-            if (t->ignored || t->owner != uid)
-                continue;
-            *out = grow_array(*out, n, &capacity, sizeof(**out));
-            (*out)[n++] = t->pid;
-        }
-    }
-    return n;
 }
 
 /* A new rule set: every program is judged again, by its executable and
@@ -1385,10 +1295,12 @@ static void raise_fd_limit(void)
     }
 }
 
-int sampler_init(struct sampler *s, const char *proc_root, const struct counter_roots *roots)
+int sampler_init(struct sampler *s, const struct environment *env,
+                 const struct counter_roots *roots)
 {
+    const char *proc_root = env->proc;
     memset(s, 0, sizeof(*s));
-    s->proc_root = xstrdup(proc_root);
+    s->env = env;
     s->pressure_path = xasprintf("%s/pressure/memory", proc_root);
     s->proc_dir = opendir(proc_root);
     if (!s->proc_dir)
@@ -1396,14 +1308,13 @@ int sampler_init(struct sampler *s, const char *proc_root, const struct counter_
     if (!s->proc_dir || argv_reader_start(&s->argv, proc_root, s->error, sizeof(s->error)) < 0) {
         if (s->proc_dir)
             closedir(s->proc_dir);
-        free(s->proc_root);
         free(s->pressure_path);
         return -1;
     }
     s->proc_fd = dirfd(s->proc_dir);
     s->hz = sysconf(_SC_CLK_TCK);
     s->page_size = sysconf(_SC_PAGESIZE);
-    s->boot_realtime_usec = now_realtime_usec() - now_boottime_usec();
+    s->boot_realtime_usec = env_realtime(env) - env_boottime(env);
     struct stat ns;
     if (fstatat(s->proc_fd, "self/ns/mnt", &ns, 0) == 0) {
         s->mnt_ns_dev = ns.st_dev;
@@ -1414,10 +1325,8 @@ int sampler_init(struct sampler *s, const char *proc_root, const struct counter_
     grow_table(s);
     raise_fd_limit();
     s->counters.cpu_root = s->counters.memory_root = s->counters.pids_root = -1;
-    struct counter_roots host;
-    if (!roots && counters_find_host_layout(&host) == 0)
-        roots = &host;
-    if (roots && roots->version > 0 && counters_open(&s->counters, roots) == 0)
+    if (roots ? roots->version > 0 && counters_open(&s->counters, roots) == 0
+              : counters_open_host(&s->counters, env->cgroup) == 0)
         s->use_counters = s->counters_stale = true;
     return 0;
 }
@@ -1435,6 +1344,8 @@ void sampler_free(struct sampler *s)
     free(s->blocked);
     free(s->credits);
     free(s->withheld);
+    free(s->index.uids);
+    free(s->index.slots);
     pid_marks_free(&s->marks);
     if (s->proc_dir)
         closedir(s->proc_dir);
@@ -1443,7 +1354,6 @@ void sampler_free(struct sampler *s)
     counters_close(&s->counters);
     users_forget(&s->users);
     subuid_free(&s->subuids);
-    free(s->proc_root);
     free(s->pressure_path);
     memset(s, 0, sizeof(*s));
 }

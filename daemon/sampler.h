@@ -34,9 +34,11 @@
 
 #include "argv_reader.h"
 #include "cgroup_counters.h"
+#include "environment.h"
 #include "pidmarks.h"
 #include "policy.h"
 #include "proc_connector.h"
+#include "proc_table.h"
 #include "procfs.h"
 #include "programs.h"
 #include "snapshot.h"
@@ -71,6 +73,7 @@ struct tracked_proc {
     const struct program *prog; /* what it runs (shared); NULL when unreadable */
     enum proc_class class;
     const char *rule;
+    unsigned rule_parts;        /* RULE_PART_*: what of the rule matched */
     double cpu;                 /* cores over the last interval */
     uint32_t generation;        /* last sample that saw it */
     uint32_t swept_inside;      /* last sweep that found it in its owner's cgroup */
@@ -99,9 +102,16 @@ struct blocked_argv {
     char comm[COMM_LEN];
 };
 
+/* Index of each uid's user_sample in the snapshot, open addressing. */
+struct uid_index {
+    uid_t *uids;
+    size_t *slots;
+    size_t size;
+};
+
 struct sampler {
     char error[300];            /* why sampler_init failed */
-    char *proc_root;
+    const struct environment *env;  /* the caller's, for as long as the sampler lives */
     char *pressure_path;        /* PROC/pressure/memory */
     DIR *proc_dir;
     int proc_fd;
@@ -134,6 +144,7 @@ struct sampler {
     size_t credit_count, credit_capacity;
     uint64_t boot_realtime_usec;    /* to compare taskstats' start times with stat's */
     struct sampler_stats stats;
+    struct uid_index index;     /* of the snapshot last sampled, for sampler_look_closer */
     /* New user processes not yet taken by sampler_take_new. */
     struct new_proc *new_procs;
     size_t new_count, new_capacity;
@@ -148,15 +159,22 @@ struct sampler {
     bool counters_stale, counters_changed;
 };
 
-/* proc_root is "/proc" except in tests.  roots NULL: the host's per-user
- * cgroups if there are any, else /proc; roots->version 0: /proc only;
- * else the given roots (the cgroupfs backend's, benchmarks, tests).
- * -1 with s->error saying why. */
-int sampler_init(struct sampler *s, const char *proc_root, const struct counter_roots *roots);
+/* /proc and the clocks are env's (which must outlive the sampler).
+ * roots NULL: the per-user cgroups below env->cgroup if there are any,
+ * else /proc; roots->version 0: /proc only; else the given roots (the
+ * cgroupfs backend's, benchmarks, tests).  -1 with s->error saying why. */
+int sampler_init(struct sampler *s, const struct environment *env,
+                 const struct counter_roots *roots);
 void sampler_free(struct sampler *s);
 
-/* One sample into snap (cleared first). */
+/* One sample into snap (cleared first): every user's totals, and the
+ * compute and forbidden processes whoever runs them.  Then, once the
+ * users worth a closer look are marked (classify_choose_detailed),
+ * sampler_look_closer reads their processes and adds them to snap (all
+ * of each such user's, with the class the rules gave each: see
+ * observe.h for the whole step). */
 void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *snap);
+void sampler_look_closer(struct sampler *s, const struct policy *p, struct snapshot *snap);
 
 /* The node's memory pressure from a PSI file: "some" avg10 in percent,
  * or -1 where the kernel has no PSI. */
@@ -165,15 +183,10 @@ double sampler_memory_pressure(const char *path);
 /* The full sweep: re-read every known process's uid, comm, exe and argv. */
 void sampler_sweep(struct sampler *s, const struct policy *p);
 
-/* The process pid of person uid and its descendants of the same person,
- * as stop targets (never exempt-class processes: a session's sshd, say).
- * Returns how many; *out is malloc'd. */
-size_t sampler_process_tree(const struct sampler *s, pid_t pid, uid_t uid,
-                            struct stop_target **out);
-
-/* Every known process of person uid (for the terminals a notice goes
- * to).  Returns how many; *out is malloc'd. */
-size_t sampler_user_pids(const struct sampler *s, uid_t uid, pid_t **out);
+/* Every known process of person owner into out (emptied first): for
+ * the effectors, which stop a process's tree or write to a person's
+ * terminals from it. */
+void sampler_user_table(const struct sampler *s, uid_t owner, struct proc_table *out);
 
 /* Read the command lines of the snapshot's processes listed in idx (for
  * events and notices), waiting at most wait_usec for them. */

@@ -46,9 +46,11 @@ bool systemd_booted(const char *dir)
 /* systemd's "infinity" for every property sent here: no limit. */
 #define SD_INFINITY UINT64_MAX
 
-bool systemd_backend_available(void)
+bool systemd_backend_available(const struct environment *env)
 {
-    return systemd_booted(SYSTEMD_RUNTIME_DIR) && systemd_user_slice_unified("/sys/fs/cgroup");
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/%s", env->run, SYSTEMD_RUNTIME_DIR);
+    return systemd_booted(dir) && systemd_user_slice_unified(env->cgroup);
 }
 
 /* CPU time allowed per second of wall time: 1 core = 1 s = 1000000 us. */
@@ -257,8 +259,9 @@ int systemd_backend_adopt(struct systemd_backend *b, uid_t uid, pid_t pid, uint6
                    "available (rebuild with libsystemd-dev installed, or set [daemon] "  \
                    "backend = cgroupfs)"
 
-bool systemd_backend_available(void)
+bool systemd_backend_available(const struct environment *env)
 {
+    (void)env;
     return false;
 }
 

@@ -28,6 +28,7 @@ typedef struct sd_bus sd_bus;
 typedef struct sd_bus_message sd_bus_message;
 #endif
 
+#include "environment.h"
 #include "limits.h"
 #include "systemd_library.h"
 
@@ -36,16 +37,17 @@ struct systemd_backend {
     sd_bus *bus;            /* the system bus; NULL when closed */
 };
 
-/* The directory systemd makes early at boot: sd_booted(3)'s test. */
-#define SYSTEMD_RUNTIME_DIR "/run/systemd/system/"
+/* The directory systemd makes early at boot, below /run: sd_booted(3)'s
+ * test. */
+#define SYSTEMD_RUNTIME_DIR "systemd/system/"
 
-/* True when systemd runs this machine (systemd_booted) and /sys/fs/cgroup
- * is cgroup v2 with user.slice in it: the only layout this backend
- * limits.  Needs no libsystemd. */
-bool systemd_backend_available(void);
+/* True when systemd runs this machine (systemd_booted on env->run) and
+ * env->cgroup is cgroup v2 with user.slice in it: the only layout this
+ * backend limits.  Needs no libsystemd. */
+bool systemd_backend_available(const struct environment *env);
 
-/* dir (SYSTEMD_RUNTIME_DIR but for the tests) is a directory: what
- * sd_booted() checks, without loading libsystemd for it. */
+/* dir (env->run/SYSTEMD_RUNTIME_DIR) is a directory: what sd_booted()
+ * checks, without loading libsystemd for it. */
 bool systemd_booted(const char *dir);
 
 /* The cgroup half of that test, on any root (for the tests): cgroup_root

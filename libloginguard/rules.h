@@ -30,6 +30,9 @@ struct rule {
     char *origin;     /* "file:line", for events and check-config */
 };
 
+/* The parts a rule matches on (struct verdict, events, why). */
+enum rule_part { RULE_PART_EXE = 1, RULE_PART_COMM = 2, RULE_PART_ARGV = 4 };
+
 struct rule_set {
     struct rule *rules;
     size_t count;

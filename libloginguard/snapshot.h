@@ -35,6 +35,7 @@ struct proc_sample {
     uint64_t rss;            /* bytes */
     enum proc_class class;
     const char *rule;        /* the matching rule's name, or NULL */
+    unsigned rule_parts;     /* RULE_PART_* (rules.h): which parts of it matched */
 };
 
 struct user_sample {

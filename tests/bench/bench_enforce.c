@@ -20,7 +20,8 @@
  *      scan_interval each (one sweep in each), min and median, its memory
  *      at the end of each, and the rest of the machine's load in each
  *      window beside them.  Then, in this process against the same cgroups,
- *      where one counter-path sample (sampler_sample) spends its time,
+ *      where one counter-path sample (observe: the sampler and classification)
+ *      spends its time,
  *      and what writing [daemon] metrics_file after it costs with every
  *      user of the snapshot shown (the most the daemon would show there).
  *      While the daemon still runs with that population, round trips of
@@ -84,6 +85,7 @@
 #include "policy.h"
 #include "procfs.h"
 #include "safefile.h"
+#include "observe.h"
 #include "sampler.h"
 #include "snapshot.h"
 
@@ -716,10 +718,12 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
     parent_dir(C_PIDS, parent, pidsdir, sizeof(pidsdir));
     struct sampler s;
     struct snapshot snap = {0};
+    struct environment env;
+    environment_host(&env);
     struct counter_roots roots = {.version = 1, .cpu = cpu,
                                   .memory = ctl[C_MEMORY].found ? mem : NULL,
                                   .pids = ctl[C_PIDS].found ? pidsdir : NULL};
-    if (sampler_init(&s, "/proc", &roots) < 0 || !s.use_counters) {
+    if (sampler_init(&s, &env, &roots) < 0 || !s.use_counters) {
         snprintf(r->why, sizeof(r->why), "sampler_init on %.150s failed", cpu);
         return;
     }
@@ -730,7 +734,7 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
     /* As the daemon starts: a sweep finds every process, then samples. */
     double a = cpu_self_us();
     sampler_sweep(&s, pol);
-    sampler_sample(&s, pol, &snap);
+    observe(&s, pol, &snap);
     r->first_ms = (cpu_self_us() - a) / 1e3;
     r->interval_s = (double)pol->sample_interval / 1e6;
     for (int k = 0; k < samples && !stopping; k++) {
@@ -740,7 +744,7 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
         double c0 = cpu_self_us();
         if (r->connector && proc_connector_drain(&pc, note_event, &s) > 0)
             sampler_note_lost(&s);
-        sampler_sample(&s, pol, &snap);
+        observe(&s, pol, &snap);
         runs_add(&r->sample_us, cpu_self_us() - c0);
         double mine1 = cpu_self_children_us() + cpu_of_list_us(pids, npids);
         load_runs_add(&r->inproc_others, other_load_between(m0, load_mark_now(mine1)));
@@ -1076,7 +1080,7 @@ static void print_load(const struct load_result *r)
         double listing = r->connector ? 0 : runs_median(&r->readdir_us);
         double rest = s - listing - runs_median(&r->discover_us) - runs_median(&r->read_us);
         load_runs_text(&r->inproc_others, text, sizeof(text));
-        printf("  one counter-path sample in this process (sampler_sample, same cgroups, same"
+        printf("  one counter-path sample in this process (observe, same cgroups, same"
                " policy, every %.0f s):\n",
                r->interval_s);
         printf("    %.3f ms CPU min, %.3f ms median of %d = %.2f / %.2f us per user; first sample"

@@ -2,7 +2,7 @@
  *
  * For each configuration (processes / users) the benchmark starts that many
  * idle processes (pause()) under uids 61000.., then measures
- *   1. one /proc-path sample (sampler_sample with no counters): CPU per
+ *   1. one /proc-path sample (observe with no counters): CPU per
  *      process, as the daemon runs it (new processes from the proc
  *      connector) and without the connector (each sample lists /proc), the
  *      first (discovering) sample apart; and the floors it stands on: one
@@ -62,6 +62,7 @@
 #include "policy.h"
 #include "proc_connector.h"
 #include "procfs.h"
+#include "observe.h"
 #include "sampler.h"
 #include "snapshot.h"
 
@@ -271,7 +272,7 @@ static void sample_series(struct sampler *s, const struct policy *pol, struct sn
         double a = cpu_self_us();
         if (pc && proc_connector_drain(pc, note_event, s) > 0)
             sampler_note_lost(s);
-        sampler_sample(s, pol, snap);
+        observe(s, pol, snap);
         runs_add(out, cpu_self_us() - a);
     }
     load_runs_add(load, other_load_between(m0, load_mark_now(cpu_self_children_us())));
@@ -376,8 +377,10 @@ static void bench_procfs(struct result *r, const struct policy *pol, const pid_t
 {
     struct sampler s;
     struct snapshot snap = {0};
+    struct environment env;
+    environment_host(&env);
     struct counter_roots proc_only = {0};
-    if (sampler_init(&s, "/proc", &proc_only) < 0) {
+    if (sampler_init(&s, &env, &proc_only) < 0) {
         snprintf(r->why, sizeof(r->why), "sampler_init failed");
         return;
     }
@@ -387,7 +390,7 @@ static void bench_procfs(struct result *r, const struct policy *pol, const pid_t
     r->filtered = r->connector && pc.filtered;
     sampler_events_live(&s, r->connector);
     double a = cpu_self_us();
-    sampler_sample(&s, pol, &snap); /* the sweep that going live asks for, then a sample */
+    observe(&s, pol, &snap); /* the sweep that going live asks for, then a sample */
     r->first_us = cpu_self_us() - a;
     if (r->connector) {
         sample_series(&s, pol, &snap, &pc, samples, &r->proc_live, &r->proc_load);
@@ -530,9 +533,11 @@ static void bench_counters(struct result *r, const struct policy *pol, const pid
         return;
     struct sampler s;
     struct snapshot snap = {0};
+    struct environment env;
+    environment_host(&env);
     struct counter_roots roots = {.version = 1, .cpu = ctl[0].base, .memory = ctl[1].base,
                                   .pids = ctl[2].base};
-    if (sampler_init(&s, "/proc", &roots) < 0 || !s.use_counters) {
+    if (sampler_init(&s, &env, &roots) < 0 || !s.use_counters) {
         snprintf(r->cnt_why, sizeof(r->cnt_why), "sampler_init with counters failed");
         return;
     }
@@ -541,7 +546,7 @@ static void bench_counters(struct result *r, const struct policy *pol, const pid
     bool live = proc_connector_open(&pc, err, sizeof(err)) == 0;
     sampler_events_live(&s, live);
     double a = cpu_self_us();
-    sampler_sample(&s, pol, &snap);
+    observe(&s, pol, &snap);
     r->cnt_first_us = cpu_self_us() - a;
     if (live) {
         sample_series(&s, pol, &snap, &pc, samples, &r->cnt_live, &r->cnt_load);

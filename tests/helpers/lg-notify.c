@@ -69,9 +69,13 @@ static int run_tty(int argc, char **argv, const struct options *o)
     for (size_t i = 0; i < count; i++)
         pids[i] = (pid_t)atoi(argv[2 + i]);
     int skipped = 0;
-    int written = notify_tty_at("/proc", o->dev ? o->dev : "/dev", o->utmp,
-                                (uid_t)strtoul(argv[0], NULL, 10), pids, count, argv[1],
-                                &skipped);
+    struct environment env;
+    environment_host(&env);
+    if (o->dev)
+        env.dev = o->dev;
+    env.utmp = o->utmp;
+    int written = notify_tty(&env, (uid_t)strtoul(argv[0], NULL, 10), pids, count, argv[1],
+                             &skipped);
     printf("written=%d skipped=%d\n", written, skipped);
     free(pids);
     return 0;

@@ -30,8 +30,10 @@ static void test_not_available_here(void **state)
     (void)state;
     if (access("/run/systemd/system", F_OK) == 0)
         skip();
-    assert_false(systemd_booted(SYSTEMD_RUNTIME_DIR));
-    assert_false(systemd_backend_available());
+    struct environment env;
+    environment_host(&env);
+    assert_false(systemd_booted("/run/" SYSTEMD_RUNTIME_DIR));
+    assert_false(systemd_backend_available(&env));
 }
 
 /* sd_booted(3)'s test, done without libsystemd: a directory, and only a
@@ -284,7 +286,9 @@ static void test_without_libsystemd(void **state)
     (void)state;
     struct systemd_backend b;
     struct limits l = {.cpu = 1};
-    assert_false(systemd_backend_available());
+    struct environment env;
+    environment_host(&env);
+    assert_false(systemd_backend_available(&env));
     assert_int_equal(systemd_backend_open(&b, why, sizeof(why)), -1);
     assert_non_null(strstr(why, "built without libsystemd"));
     assert_null(b.bus);

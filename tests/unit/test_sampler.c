@@ -1,0 +1,363 @@
+/* The sampler on a fake /proc: a tree in a temporary directory, with the
+ * files the sampler reads (stat, cmdline, exe), directories owned by the
+ * users the processes run as, and a clock the test moves.  What is
+ * asserted is what the sampler reports: per-user totals and the
+ * processes of the users worth a closer look.  Needs root (the process
+ * directories are given to other uids). */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "environment.h"
+#include "policy.h"
+#include "observe.h"
+#include "sampler.h"
+#include "testutil.h"
+
+#define BOOT_SEC 10000   /* the fake clock's time since boot at the first sample */
+
+struct fake_clock {
+    uint64_t boot;  /* usec */
+};
+
+static uint64_t fake_boottime(void *clock)
+{
+    return ((struct fake_clock *)clock)->boot;
+}
+
+static uint64_t fake_realtime(void *clock)
+{
+    return 1700000000ULL * 1000000 + ((struct fake_clock *)clock)->boot;
+}
+
+struct fixture {
+    struct fake_clock clock;
+    struct environment env;
+    struct policy policy;
+    struct sampler sampler;
+    struct snapshot snap;
+    char proc[96];
+    long hz;
+};
+
+static void proc_path(const struct fixture *f, char *buf, size_t len, int pid, const char *name)
+{
+    if (name)
+        snprintf(buf, len, "%s/%d/%s", f->proc, pid, name);
+    else
+        snprintf(buf, len, "%s/%d", f->proc, pid);
+}
+
+/* Written in place (same inode): a descriptor the sampler holds sees it. */
+static void put(const char *path, const char *content, size_t len)
+{
+    FILE *out = fopen(path, "w");
+    assert_non_null(out);
+    assert_int_equal(fwrite(content, 1, len, out), len);
+    fclose(out);
+}
+
+/* /proc/PID/stat as the kernel writes it: comm between the first "(" and
+ * the last ")", whatever it holds. */
+static void put_stat(const struct fixture *f, int pid, const char *comm, uint64_t ticks,
+                     uint64_t threads, uint64_t start_ticks, uint64_t rss_pages)
+{
+    char path[256], text[512];
+    proc_path(f, path, sizeof(path), pid, "stat");
+    int n = snprintf(text, sizeof(text),
+                     "%d (%s) S 1 %d %d 0 -1 4194560 0 0 0 0 %llu 0 0 0 20 0 %llu 0 %llu "
+                     "1000000 %llu 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
+                     pid, comm, pid, pid, (unsigned long long)ticks,
+                     (unsigned long long)threads, (unsigned long long)start_ticks,
+                     (unsigned long long)rss_pages);
+    put(path, text, (size_t)n);
+}
+
+/* A process of uid, started long ago, with no CPU used yet. */
+static void add_proc(const struct fixture *f, int pid, uid_t uid, const char *comm,
+                     uint64_t threads, uint64_t rss_pages)
+{
+    char path[256];
+    proc_path(f, path, sizeof(path), pid, NULL);
+    assert_int_equal(mkdir(path, 0555), 0);
+    put_stat(f, pid, comm, 0, threads, 100 * (uint64_t)f->hz, rss_pages);
+    proc_path(f, path, sizeof(path), pid, "cmdline");
+    put(path, "prog\0--flag\0", 12);
+    proc_path(f, path, sizeof(path), pid, "exe");
+    assert_int_equal(symlink("/usr/bin/prog", path), 0);
+    /* In the daemon's mount namespace: its exe path means what it says. */
+    proc_path(f, path, sizeof(path), pid, "ns");
+    assert_int_equal(mkdir(path, 0555), 0);
+    proc_path(f, path, sizeof(path), pid, "ns/mnt");
+    assert_int_equal(symlink("../../mnt_ns", path), 0);
+    proc_path(f, path, sizeof(path), pid, NULL);
+    assert_int_equal(chown(path, uid, uid), 0);
+}
+
+static void set_exe(const struct fixture *f, int pid, const char *exe)
+{
+    char path[256];
+    proc_path(f, path, sizeof(path), pid, "exe");
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink(exe, path), 0);
+}
+
+static void remove_proc(const struct fixture *f, int pid)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/%d'", f->proc, pid);
+    assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+    if (geteuid() != 0)
+        return 0; /* each test skips */
+    struct fixture *f = calloc(1, sizeof(*f));
+    make_test_dir();
+    snprintf(f->proc, sizeof(f->proc), "%s/proc", test_dir);
+    assert_int_equal(mkdir(f->proc, 0755), 0);
+    char path[160];
+    snprintf(path, sizeof(path), "%s/mnt_ns", f->proc);
+    put(path, "", 0);
+    snprintf(path, sizeof(path), "%s/self", f->proc);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof(path), "%s/self/ns", f->proc);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof(path), "%s/self/ns/mnt", f->proc);
+    assert_int_equal(symlink("../../mnt_ns", path), 0);
+    f->hz = sysconf(_SC_CLK_TCK);
+    f->clock.boot = BOOT_SEC * 1000000ULL;
+    environment_host(&f->env);
+    f->env.proc = f->proc;
+    f->env.realtime = fake_realtime;
+    f->env.boottime = fake_boottime;
+    f->env.clock = &f->clock;
+    policy_init_defaults(&f->policy);
+    f->policy.min_uid = 1000;
+    f->policy.violation_cpu = 1.0;  /* users at 0.5 cores and above get a closer look */
+    f->policy.violation_memory = 0;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    if (!f)
+        return 0;
+    snapshot_free(&f->snap);
+    policy_free(&f->policy);
+    remove_test_dir();
+    free(f);
+    return 0;
+}
+
+static void start(struct fixture *f)
+{
+    struct counter_roots proc_only = {0};
+    assert_int_equal(sampler_init(&f->sampler, &f->env, &proc_only), 0);
+}
+
+static void sample_after(struct fixture *f, uint64_t seconds)
+{
+    f->clock.boot += seconds * 1000000;
+    observe(&f->sampler, &f->policy, &f->snap);
+}
+
+static const struct proc_sample *find_proc(const struct snapshot *s, pid_t pid)
+{
+    for (size_t i = 0; i < s->proc_count; i++)
+        if (s->procs[i].pid == pid)
+            return &s->procs[i];
+    return NULL;
+}
+
+#define SKIP_UNLESS_ROOT(state)                                                                    \
+    do {                                                                                           \
+        if (!*(state))                                                                             \
+            skip();                                                                                \
+    } while (0)
+
+/* Three users' processes, two with names built to fool a parser: each
+ * user's CPU, memory and tasks are theirs, the busy user's processes are
+ * reported with their names byte for byte, root's are not counted. */
+static void test_users_and_hostile_names(void **state)
+{
+    SKIP_UNLESS_ROOT(state);
+    struct fixture *f = *state;
+    long page = sysconf(_SC_PAGESIZE);
+    add_proc(f, 1, 0, "init", 1, 100);
+    add_proc(f, 4001, 2001, "a) R 1 2 (x", 3, 1000);
+    add_proc(f, 4002, 2001, "new\nline", 1, 500);
+    add_proc(f, 4003, 2002, "sp ace ( )", 1, 10);
+    start(f);
+    sample_after(f, 0);
+    /* In 2 s, user 2001's first process uses 2 s of CPU: one core. */
+    put_stat(f, 4001, "a) R 1 2 (x", 2 * (uint64_t)f->hz, 3, 100 * (uint64_t)f->hz, 1000);
+    sample_after(f, 2);
+
+    assert_null(snapshot_find_user(&f->snap, 0));
+    const struct user_sample *busy = snapshot_find_user(&f->snap, 2001);
+    const struct user_sample *idle = snapshot_find_user(&f->snap, 2002);
+    assert_non_null(busy);
+    assert_non_null(idle);
+    assert_true(busy->cpu > 0.99 && busy->cpu < 1.01);
+    assert_int_equal(busy->memory, 1500 * (uint64_t)page);
+    assert_int_equal(busy->tasks, 4);
+    assert_true(busy->detailed);
+    assert_true(idle->cpu == 0);
+    assert_int_equal(idle->memory, 10 * (uint64_t)page);
+    assert_false(idle->detailed);
+
+    const struct proc_sample *hostile = find_proc(&f->snap, 4001);
+    assert_non_null(hostile);
+    assert_string_equal(hostile->comm, "a) R 1 2 (x");
+    assert_int_equal(hostile->uid, 2001);
+    assert_true(hostile->cpu > 0.99 && hostile->cpu < 1.01);
+    assert_int_equal(hostile->rss, 1000 * (uint64_t)page);
+    assert_string_equal(hostile->exe, "/usr/bin/prog");
+    const struct proc_sample *newline = find_proc(&f->snap, 4002);
+    assert_non_null(newline);
+    assert_string_equal(newline->comm, "new\nline");
+    assert_null(find_proc(&f->snap, 4003)); /* an idle user's are not looked at */
+    sampler_free(&f->sampler);
+}
+
+/* A pid listed in /proc whose files are gone by the time they are read,
+ * and one whose stat does not parse: neither is reported, and nothing
+ * else is lost with them. */
+static void test_vanished_and_unparsable(void **state)
+{
+    SKIP_UNLESS_ROOT(state);
+    struct fixture *f = *state;
+    add_proc(f, 4101, 2101, "fine", 1, 7);
+    char path[256];
+    proc_path(f, path, sizeof(path), 4102, NULL);
+    assert_int_equal(mkdir(path, 0555), 0);         /* listed, but nothing to read */
+    assert_int_equal(chown(path, 2102, 2102), 0);
+    add_proc(f, 4103, 2103, "broken", 1, 7);
+    proc_path(f, path, sizeof(path), 4103, "stat");
+    put(path, "4103 (broken S 1 2", 18);            /* no closing parenthesis */
+    start(f);
+    sample_after(f, 0);
+    sample_after(f, 2);
+    assert_non_null(snapshot_find_user(&f->snap, 2101));
+    assert_null(snapshot_find_user(&f->snap, 2102));
+    assert_null(snapshot_find_user(&f->snap, 2103));
+
+    /* Gone between two samples: its user is no longer there. */
+    remove_proc(f, 4101);
+    sample_after(f, 2);
+    assert_null(snapshot_find_user(&f->snap, 2101));
+    sampler_free(&f->sampler);
+}
+
+/* A process that takes a user's uid after it started (sshd's session
+ * child, su): seen as root's at first, as the user's once it changed. */
+static void test_uid_change(void **state)
+{
+    SKIP_UNLESS_ROOT(state);
+    struct fixture *f = *state;
+    char path[256];
+    proc_path(f, path, sizeof(path), 4201, NULL);
+    assert_int_equal(mkdir(path, 0555), 0);
+    /* Started a second before the first sample: young. */
+    uint64_t born = (BOOT_SEC - 1) * (uint64_t)f->hz;
+    put_stat(f, 4201, "sshd", 0, 1, born, 50);
+    start(f);
+    sample_after(f, 0);
+    assert_null(snapshot_find_user(&f->snap, 2201));
+    assert_int_equal(chown(path, 2201, 2201), 0);
+    put_stat(f, 4201, "bash", 0, 1, born, 60);
+    sample_after(f, 2);
+    const struct user_sample *u = snapshot_find_user(&f->snap, 2201);
+    assert_non_null(u);
+    assert_int_equal(u->tasks, 1);
+    assert_int_equal(u->memory, 60 * (uint64_t)sysconf(_SC_PAGESIZE));
+    sampler_free(&f->sampler);
+}
+
+/* A pid reused by another process between two samples (another start
+ * time): the new one is read afresh, not taken for the old. */
+static void test_pid_reused(void **state)
+{
+    SKIP_UNLESS_ROOT(state);
+    struct fixture *f = *state;
+    add_proc(f, 4301, 2301, "first", 1, 5);
+    start(f);
+    sample_after(f, 0);
+    assert_non_null(snapshot_find_user(&f->snap, 2301));
+    remove_proc(f, 4301);
+    add_proc(f, 4301, 2302, "second", 1, 9);
+    put_stat(f, 4301, "second", 0, 1, 200 * (uint64_t)f->hz, 9);
+    sample_after(f, 2);
+    assert_null(snapshot_find_user(&f->snap, 2301));
+    const struct user_sample *u = snapshot_find_user(&f->snap, 2302);
+    assert_non_null(u);
+    assert_int_equal(u->memory, 9 * (uint64_t)sysconf(_SC_PAGESIZE));
+    sampler_free(&f->sampler);
+}
+
+/* What the rules make of the processes: a forbidden program of an idle
+ * user is reported with its rule and the part of the rule that matched;
+ * a busy user's exempt programs' usage is known, and only theirs. */
+static void test_classes_and_exempt_usage(void **state)
+{
+    SKIP_UNLESS_ROOT(state);
+    struct fixture *f = *state;
+    struct errors errs = {0};
+    char rules[256];
+    snprintf(rules, sizeof(rules), "%s/t.rules", test_dir);
+    static const char text[] =
+        "{\"name\": \"miner\", \"class\": \"forbidden\", \"comm\": \"xmrig\"}\n"
+        "{\"name\": \"ssh\", \"class\": \"exempt\", \"exe\": \"/usr/sbin/sshd\"}\n";
+    put(rules, text, strlen(text));
+    rules_load_file(&f->policy.rules, rules, &errs);
+    for (size_t i = 0; i < errs.count; i++)
+        print_error("%s\n", errs.messages[i]);
+    assert_int_equal(errs.count, 0);
+    errors_free(&errs);
+    add_proc(f, 4401, 2401, "xmrig", 1, 5);
+    add_proc(f, 4402, 2402, "sshd", 1, 30);
+    set_exe(f, 4402, "/usr/sbin/sshd");
+    add_proc(f, 4403, 2402, "work", 1, 70);
+    start(f);
+    sample_after(f, 0);
+    /* In 2 s: sshd 0.5 s of CPU, work 1 s. */
+    put_stat(f, 4402, "sshd", (uint64_t)f->hz / 2, 1, 100 * (uint64_t)f->hz, 30);
+    put_stat(f, 4403, "work", (uint64_t)f->hz, 1, 100 * (uint64_t)f->hz, 70);
+    sample_after(f, 2);
+
+    const struct proc_sample *miner = find_proc(&f->snap, 4401);
+    assert_non_null(miner);
+    assert_int_equal(miner->class, CLASS_FORBIDDEN);
+    assert_string_equal(miner->rule, "miner");
+    assert_int_equal(miner->rule_parts, RULE_PART_COMM);
+    assert_false(snapshot_find_user(&f->snap, 2401)->detailed);
+
+    const struct user_sample *u = snapshot_find_user(&f->snap, 2402);
+    long page = sysconf(_SC_PAGESIZE);
+    assert_true(u->detailed);
+    assert_true(u->cpu > 0.74 && u->cpu < 0.76);
+    assert_true(u->exempt_cpu > 0.24 && u->exempt_cpu < 0.26);
+    assert_int_equal(u->exempt_memory, 30 * (uint64_t)page);
+    assert_int_equal(find_proc(&f->snap, 4402)->class, CLASS_EXEMPT);
+    assert_int_equal(find_proc(&f->snap, 4402)->rule_parts, RULE_PART_EXE);
+    assert_int_equal(find_proc(&f->snap, 4403)->class, CLASS_NONE);
+    assert_null(find_proc(&f->snap, 4403)->rule);
+    sampler_free(&f->sampler);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_users_and_hostile_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vanished_and_unparsable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_uid_change, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pid_reused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_classes_and_exempt_usage, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "configfile.h"
+#include "ctl_config.h"
 #include "event_files.h"
 #include "event_filter.h"
 #include "event_follow.h"
@@ -19,7 +19,6 @@
 #include "utf8.h"
 #include "util.h"
 
-#define DEFAULT_CONFIG SYSCONFDIR "/loginguard/loginguard.conf"
 
 /* loginguardctl(1)'s exit statuses that events uses. */
 enum { EV_OK = 0, EV_USAGE = 2, EV_UNREADABLE = 4 };
@@ -113,18 +112,10 @@ static int cannot_read(const char *path, int error)
 static int log_path(const struct events_args *a, char **path)
 {
     struct policy p;
-    struct errors errs = {0};
-    const char *config = a->config ? a->config : DEFAULT_CONFIG;
-    if (config_load(config, a->config != NULL, &p, &errs) < 0) {
-        for (size_t i = 0; i < errs.count; i++)
-            fprintf(stderr, "%s\n", errs.messages[i]);
-        fprintf(stderr, "loginguardctl: cannot read the event log's path from %s\n", config);
-        errors_free(&errs);
+    if (ctl_load_policy(a->config, "the event log's path", NULL, &p) < 0)
         return -1;
-    }
     *path = xstrdup(p.event_log);
     policy_free(&p);
-    errors_free(&errs);
     return 0;
 }
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "config_check.h"
-#include "configfile.h"
+#include "ctl_config.h"
 #include "control_proto.h"
 #include "events_cmd.h"
 #include "units.h"
@@ -25,7 +25,6 @@
 #include "utf8.h"
 #include "util.h"
 
-#define DEFAULT_CONFIG SYSCONFDIR "/loginguard/loginguard.conf"
 #define REPLY_TIMEOUT_MS 10000
 /* The daemon's replies are bounded by it (4 MiB); this is the tool's own
  * bound, a little above. */
@@ -104,19 +103,10 @@ static int socket_path(const struct args *a, char **path)
         return 0;
     }
     struct policy p;
-    struct errors errs = {0};
-    const char *config = a->config ? a->config : DEFAULT_CONFIG;
-    if (config_load(config, a->config != NULL, &p, &errs) < 0) {
-        for (size_t i = 0; i < errs.count; i++)
-            fprintf(stderr, "%s\n", errs.messages[i]);
-        fprintf(stderr, "loginguardctl: cannot read the socket's path from %s; give "
-                "--socket PATH\n", config);
-        errors_free(&errs);
+    if (ctl_load_policy(a->config, "the socket's path", "; give --socket PATH", &p) < 0)
         return -1;
-    }
     *path = xstrdup(p.control_socket);
     policy_free(&p);
-    errors_free(&errs);
     return 0;
 }
 
@@ -542,7 +532,7 @@ static int check_config(int argc, char **argv, const struct args *a)
     if (a->json && a->dump)
         return usage_error("--dump is a config file, not JSON: give one of them");
     const char *file = argc == 2 ? argv[1] : a->config;
-    struct config_check_args check = {.path = file ? file : DEFAULT_CONFIG,
+    struct config_check_args check = {.path = file ? file : CTL_DEFAULT_CONFIG,
                                       .must_exist = file != NULL, .dump = a->dump};
     if (!a->json)
         return config_check(&check, stdout, stderr);

@@ -87,6 +87,7 @@ expect "--reason --remove" loginguardctl exempt root --re
 expect "--reason" loginguardctl forgive root --r
 expect "--config --help --json --socket" loginguardctl metrics --
 expect "--config --help --json --socket" loginguardctl reload --
+expect "--dump" loginguardctl check-config /etc/x.conf --d
 
 # Users, pids, event kinds, files, durations.
 has root loginguardctl user ro

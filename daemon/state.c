@@ -61,6 +61,11 @@ static json_t *user_to_json(const struct user_state *u)
     json_object_set_new(o, "last_violation", json_usec(u->last_violation));
     json_object_set_new(o, "violations", json_integer((json_int_t)u->violations));
     json_object_set_new(o, "exempt_until", json_usec(u->exempt_until));
+    if (u->last_reason != VIOLATION_REASON_NONE)
+        json_object_set_new(o, "last", json_pack("{s:s, s:f, s:o, s:o}", "reason",
+                                                 violation_reason_name(u->last_reason), "cpu",
+                                                 u->last_cpu, "memory", json_usec(u->last_memory),
+                                                 "window", json_usec(u->last_window)));
     return o;
 }
 
@@ -139,9 +144,34 @@ static int get_time(const json_t *o, const char *key, uint64_t *out, char *why, 
     return 0;
 }
 
-/* One element of "users" into st.  Every field is required: a file
- * missing one was not written by this version, and guessing a default
- * for a penalty is how one gets lost. */
+/* The optional "last": what the last violation was about.  Files written
+ * before it existed have none; what is there must be whole. */
+static int parse_last(const json_t *o, struct user_state *u, char *why, size_t why_len)
+{
+    const json_t *last = json_object_get(o, "last");
+    if (!last)
+        return 0;
+    const char *reason = json_string_value(json_object_get(last, "reason"));
+    const json_t *cpu = json_object_get(last, "cpu");
+    for (int r = VIOLATION_REASON_NONE + 1; reason && r < VIOLATION_REASON_COUNT; r++)
+        if (strcmp(reason, violation_reason_name(r)) == 0)
+            u->last_reason = r;
+    if (u->last_reason == VIOLATION_REASON_NONE || !json_is_number(cpu) ||
+        !(json_number_value(cpu) >= 0 && json_number_value(cpu) <= 1e6)) {
+        snprintf(why, why_len, "\"last\" needs a \"reason\" (cpu, memory or memory_pressure) "
+                 "and \"cpu\" between 0 and 1e6");
+        return -1;
+    }
+    u->last_cpu = json_number_value(cpu);
+    return get_time(last, "memory", &u->last_memory, why, why_len) < 0 ||
+                   get_time(last, "window", &u->last_window, why, why_len) < 0
+               ? -1
+               : 0;
+}
+
+/* One element of "users" into st.  Every field but "last" is required: a
+ * file missing one was not written by this version, and guessing a
+ * default for a penalty is how one gets lost. */
 static int parse_user(const json_t *o, struct engine_state *st, char *why, size_t why_len)
 {
     if (!json_is_object(o)) {
@@ -164,7 +194,8 @@ static int parse_user(const json_t *o, struct engine_state *st, char *why, size_
         get_time(o, "until", &u.until, why, why_len) < 0 ||
         get_time(o, "quiet_since", &u.quiet_since, why, why_len) < 0 ||
         get_time(o, "last_violation", &u.last_violation, why, why_len) < 0 ||
-        get_time(o, "exempt_until", &u.exempt_until, why, why_len) < 0)
+        get_time(o, "exempt_until", &u.exempt_until, why, why_len) < 0 ||
+        parse_last(o, &u, why, why_len) < 0)
         return -1;
     /* engine_user zeroes the rest: the window starts afresh. */
     *engine_user(st, u.uid, true) = u;

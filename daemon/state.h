@@ -5,9 +5,13 @@
  *   {"version": 1, "saved": <usec>,
  *    "users": [{"uid": N, "level": N, "since": usec, "until": usec,
  *               "quiet_since": usec, "last_violation": usec,
- *               "violations": N, "exempt_until": usec}, ...]}
+ *               "violations": N, "exempt_until": usec,
+ *               "last": {"reason": "cpu", "cpu": cores, "memory": bytes,
+ *                        "window": usec}}, ...]}
  * Times are integers, microseconds since the epoch (UTC), 0 = none.
- * Every field shown is required when loading; other keys are ignored.
+ * Every field shown is required when loading, but "last" (the last
+ * violation, absent before the first and in older files); other keys are
+ * ignored.
  * Only users with something to remember (a level, limits until a time, an
  * exemption or past violations) are written.  The window being watched
  * (cpu_over_*, mem_over_*) is not: after a restart it starts afresh.

@@ -20,6 +20,13 @@ const char *decision_name(enum decision_kind k)
     return decision_names[k];
 }
 
+const char *violation_reason_name(enum violation_reason r)
+{
+    static const char *const names[VIOLATION_REASON_COUNT] = {"", "cpu", "memory",
+                                                              "memory_pressure"};
+    return (unsigned)r < VIOLATION_REASON_COUNT ? names[r] : "";
+}
+
 struct user_state *engine_user(struct engine_state *st, uid_t uid, bool create)
 {
     size_t at = uid_position(st->users, st->user_count, sizeof(*st->users),
@@ -184,11 +191,17 @@ static void raise_level(const struct policy *p, struct user_state *us,
         return;
 
     struct decision *d = add_decision(out, DECISION_VIOLATION, us->uid);
-    d->reason = by_cpu ? "cpu" : by_mem ? "memory" : "memory_pressure";
+    us->last_reason = by_cpu   ? VIOLATION_REASON_CPU
+                      : by_mem ? VIOLATION_REASON_MEMORY
+                               : VIOLATION_REASON_PRESSURE;
+    d->reason = violation_reason_name(us->last_reason);
     uint64_t run_start = by_cpu ? us->cpu_over_since : by_mem ? us->mem_over_since : 0;
     d->window = run_start ? now - run_start : snap->interval;
     d->cpu = us->cpu_over_since ? us->cpu_over_sum / (double)(now - us->cpu_over_since) : u->cpu;
     d->memory = u->memory;
+    us->last_cpu = d->cpu;
+    us->last_memory = d->memory;
+    us->last_window = d->window;
     d->level_before = us->level;
     if ((size_t)us->level < p->level_count)
         us->level++;

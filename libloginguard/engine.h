@@ -14,9 +14,18 @@
 
 #define TOP_PROCS 5
 
+/* What the last violation was about, as a user is told at login. */
+enum violation_reason {
+    VIOLATION_REASON_NONE,
+    VIOLATION_REASON_CPU,
+    VIOLATION_REASON_MEMORY,
+    VIOLATION_REASON_PRESSURE,  /* the node short of memory */
+    VIOLATION_REASON_COUNT
+};
+
 /* Where a user stands.  level, since, until, quiet_since, last_violation,
- * violations and exempt_until are what a restart must keep (state.c);
- * the rest is the window being watched now. */
+ * violations, exempt_until and the last_* of the violation are what a
+ * restart must keep (state.c); the rest is the window being watched now. */
 struct user_state {
     uid_t uid;
     int level;                /* rung of the ladder, 0 = none */
@@ -26,6 +35,11 @@ struct user_state {
     uint64_t last_violation;
     uint32_t violations;      /* ever, on this node */
     uint64_t exempt_until;    /* temporary exemption, 0 = none */
+    /* The last violation's usage: why the user is at their level. */
+    enum violation_reason last_reason;
+    double last_cpu;          /* cores, averaged over last_window */
+    uint64_t last_memory;     /* bytes */
+    uint64_t last_window;     /* usec */
 
     uint64_t cpu_over_since;  /* start of the current run above [violation] cpu, 0 = none */
     double cpu_over_sum;      /* core-usec used during that run */
@@ -120,5 +134,7 @@ void engine_state_free(struct engine_state *st);
 void decisions_clear(struct decisions *d);
 void decisions_free(struct decisions *d);
 const char *decision_name(enum decision_kind k);
+/* "cpu", "memory", "memory_pressure" (the decision's reason), or "". */
+const char *violation_reason_name(enum violation_reason r);
 
 #endif

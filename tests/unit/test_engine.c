@@ -146,6 +146,13 @@ static void test_whole_window_is_flagged(void **state)
     assert_true(d->cpu > 2.49 && d->cpu < 2.51);
     assert_int_equal(d->memory, 1ULL << 30);
     assert_int_equal(d->until, T0 + 10 * SEC + 15 * 60 * SEC);
+    /* Kept with the user: what they are told at their next login. */
+    const struct user_state *us = engine_user(&f->state, 1001, false);
+    assert_int_equal(us->last_reason, VIOLATION_REASON_CPU);
+    assert_string_equal(violation_reason_name(us->last_reason), "cpu");
+    assert_true(us->last_cpu == d->cpu);
+    assert_int_equal(us->last_memory, 1ULL << 30);
+    assert_int_equal(us->last_window, 10 * SEC);
     /* Top processes: this user's, highest CPU first, exempt ones too
      * (the stopper spares them; an event shows them). */
     assert_int_equal(d->proc_count, 3);

@@ -77,6 +77,10 @@ static void assert_same_persisted(const struct user_state *want, const struct us
     assert_int_equal(got->last_violation, want->last_violation);
     assert_int_equal(got->violations, want->violations);
     assert_int_equal(got->exempt_until, want->exempt_until);
+    assert_int_equal(got->last_reason, want->last_reason);
+    assert_true(got->last_cpu == want->last_cpu);
+    assert_int_equal(got->last_memory, want->last_memory);
+    assert_int_equal(got->last_window, want->last_window);
     /* The window being watched starts afresh after a restart. */
     assert_int_equal(got->cpu_over_since, 0);
     assert_true(got->cpu_over_sum == 0);
@@ -93,6 +97,10 @@ static void test_round_trip(void **state)
     a->since = a->quiet_since = a->last_violation = T0 + 17;
     a->until = T0 + 1800 * SEC + 17;
     a->violations = 5;
+    a->last_reason = VIOLATION_REASON_CPU; /* what the user is told at login */
+    a->last_cpu = 3.25;
+    a->last_memory = 5ULL << 30;
+    a->last_window = 300 * SEC + 7;
     a->cpu_over_since = T0 + 100; /* being watched right now: not saved */
     a->cpu_over_sum = 3e6;
     a->mem_over_since = T0 + 200;
@@ -224,6 +232,9 @@ static void test_save_replaces_atomically(void **state)
     "\"violations\": 1, \"exempt_until\": 0}"
 #define STATE_WITH(users) "{\"version\": 1, \"saved\": 1700000000000000, \"users\": [" users "]}"
 #define GOOD_USER USER_FIELDS("1001", "1", "1700000900000000")
+#define USER_WITH_LAST(last)                                                                 \
+    "{\"uid\": 1001, \"level\": 1, \"since\": 1, \"until\": 2, \"quiet_since\": 1, "           \
+    "\"last_violation\": 1, \"violations\": 1, \"exempt_until\": 0, \"last\": " last "}"
 
 struct bad_case {
     const char *content;
@@ -285,6 +296,15 @@ static void test_corrupt_files_are_moved_aside(void **state)
         /* One bad entry after a good one: the whole file goes. */
         {STATE_WITH(GOOD_USER ", " USER_FIELDS("1002", "-1", "0")), "users[1]: \"level\""},
         {STATE_WITH(GOOD_USER ", " GOOD_USER), "uid 1001 is listed twice"},
+        {STATE_WITH(USER_WITH_LAST("{}")), "\"last\" needs a \"reason\""},
+        {STATE_WITH(USER_WITH_LAST("{\"reason\": \"disk\", \"cpu\": 1, \"memory\": 0, "
+                                   "\"window\": 0}")),
+         "\"last\" needs a \"reason\""},
+        {STATE_WITH(USER_WITH_LAST("{\"reason\": \"cpu\", \"cpu\": -1, \"memory\": 0, "
+                                   "\"window\": 0}")),
+         "\"cpu\" between 0"},
+        {STATE_WITH(USER_WITH_LAST("{\"reason\": \"cpu\", \"cpu\": 1, \"window\": 0}")),
+         "\"memory\" is missing"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         print_message("case %zu: %s\n", i, cases[i].why);

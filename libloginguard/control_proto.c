@@ -11,7 +11,7 @@
 static const char *const op_names[] = {
     [CONTROL_STATUS] = "status", [CONTROL_USER] = "user", [CONTROL_FORGIVE] = "forgive",
     [CONTROL_EXEMPT] = "exempt", [CONTROL_RELOAD] = "reload", [CONTROL_WHY] = "why",
-    [CONTROL_METRICS] = "metrics",
+    [CONTROL_METRICS] = "metrics", [CONTROL_SESSION] = "session", [CONTROL_ACCOUNT] = "account",
 };
 
 static const char *const code_names[] = {
@@ -95,6 +95,10 @@ static bool key_allowed(enum control_op op, const char *key)
         return strcmp(key, "pid") == 0;
     case CONTROL_METRICS:
         return false;
+    case CONTROL_SESSION:
+        return strcmp(key, "user") == 0 || strcmp(key, "notices") == 0;
+    case CONTROL_ACCOUNT:
+        return strcmp(key, "user") == 0 || strcmp(key, "deny_level") == 0;
     }
     return false;
 }
@@ -119,7 +123,8 @@ static int parse_op(const json_t *root, struct control_request *req, struct cont
         }
     }
     return fail(err, CONTROL_BAD_REQUEST,
-                "unknown request (known: status, user, forgive, exempt, reload, why, metrics)");
+                "unknown request (known: status, user, forgive, exempt, reload, why, metrics, "
+                "session, account)");
 }
 
 static int parse_user(const json_t *v, struct control_request *req, struct control_error *err)
@@ -159,10 +164,18 @@ static int parse_fields(const json_t *root, struct control_request *req,
         if (strcmp(key, "user") == 0) {
             if (parse_user(v, req, err) < 0)
                 return -1;
-        } else if (strcmp(key, "all") == 0 || strcmp(key, "remove") == 0) {
+        } else if (strcmp(key, "all") == 0 || strcmp(key, "remove") == 0 ||
+                   strcmp(key, "notices") == 0) {
             if (!json_is_boolean(v))
                 return fail(err, CONTROL_BAD_REQUEST, "\"%s\" is not true or false", key);
-            *(key[0] == 'a' ? &req->all : &req->remove) = json_is_true(v);
+            *(key[0] == 'a' ? &req->all : key[0] == 'r' ? &req->remove : &req->notices) =
+                json_is_true(v);
+        } else if (strcmp(key, "deny_level") == 0) {
+            if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                json_integer_value(v) > CONTROL_LEVEL_MAX)
+                return fail(err, CONTROL_BAD_REQUEST,
+                            "\"deny_level\" is not a number from 0 to %d", CONTROL_LEVEL_MAX);
+            req->deny_level = (int)json_integer_value(v);
         } else if (strcmp(key, "reason") == 0) {
             size_t len = json_is_string(v) ? json_string_length(v) : 0;
             if (!json_is_string(v) || len > CONTROL_REASON_MAX ||
@@ -195,6 +208,8 @@ static int check_complete(struct control_request *req, struct control_error *err
 {
     if ((req->op == CONTROL_FORGIVE || req->op == CONTROL_EXEMPT) && !req->has_user)
         return fail(err, CONTROL_BAD_REQUEST, "\"%s\" needs \"user\"", op_names[req->op]);
+    if ((req->op == CONTROL_SESSION || req->op == CONTROL_ACCOUNT) && !req->has_user)
+        return fail(err, CONTROL_BAD_REQUEST, "\"%s\" needs \"user\"", op_names[req->op]);
     if (req->op == CONTROL_WHY && !req->pid)
         return fail(err, CONTROL_BAD_REQUEST, "\"why\" needs \"pid\"");
     if (req->op != CONTROL_EXEMPT)
@@ -220,6 +235,8 @@ int control_parse_request(const char *line, size_t len, struct control_request *
     if (!root)
         return fail(err, CONTROL_BAD_REQUEST, "not JSON (column %d: %.100s)", jerr.column,
                     jerr.text);
+    /* A session shows (and marks read) the user's notices unless told not to. */
+    req->notices = true;
     int rc;
     if (!json_is_object(root))
         rc = fail(err, CONTROL_BAD_REQUEST, "not a JSON object");
@@ -248,6 +265,10 @@ json_t *control_request_json(const struct control_request *req)
         json_object_set_new(o, "reason", json_string(req->reason));
     if (req->op == CONTROL_WHY)
         json_object_set_new(o, "pid", json_integer(req->pid));
+    if (req->op == CONTROL_SESSION)
+        json_object_set_new(o, "notices", json_boolean(req->notices));
+    if (req->op == CONTROL_ACCOUNT)
+        json_object_set_new(o, "deny_level", json_integer(req->deny_level));
     return o;
 }
 

@@ -10,6 +10,10 @@
  *   {"version": 1, "request": "reload"}
  *   {"version": 1, "request": "why", "pid": 4242}
  *   {"version": 1, "request": "metrics"}   (the reply's "metrics": Prometheus text)
+ *   {"version": 1, "request": "session", "user": 1234, "notices": true}
+ *   {"version": 1, "request": "account", "user": 1234, "deny_level": 3}
+ *     (pam_loginguard: a new session, placed in its user's cgroup, and
+ *     what to show; whether a login is refused)
  * A reply: {"version": 1, "ok": true, ...} or
  *          {"version": 1, "ok": false, "error": {"code": "...", "message": "..."}}
  *
@@ -33,12 +37,14 @@
 #define CONTROL_REASON_MAX 512   /* a reason, bytes */
 /* The kernel's largest pid_max (PID_MAX_LIMIT on 64-bit). */
 #define CONTROL_PID_MAX 4194304
+/* The highest level a ladder has (state.json's limit too). */
+#define CONTROL_LEVEL_MAX 64
 /* Exemptions last at most this long: a forgotten one ends by itself. */
 #define CONTROL_EXEMPT_MAX_SEC (366ULL * 86400)
 
 enum control_op {
     CONTROL_STATUS, CONTROL_USER, CONTROL_FORGIVE, CONTROL_EXEMPT, CONTROL_RELOAD, CONTROL_WHY,
-    CONTROL_METRICS
+    CONTROL_METRICS, CONTROL_SESSION, CONTROL_ACCOUNT
 };
 
 /* Error codes, as sent (control_code_name). */
@@ -68,6 +74,8 @@ struct control_request {
     uint64_t duration;              /* exempt: seconds */
     char reason[CONTROL_REASON_MAX + 1];
     pid_t pid;                      /* why: the process */
+    bool notices;                   /* session: show and mark read the unread notices */
+    int deny_level;                 /* account: refuse at this level and above; 0 never */
 };
 
 const char *control_op_name(enum control_op op);

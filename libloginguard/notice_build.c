@@ -39,6 +39,21 @@ bool notice_kind_for(const struct policy *p, const struct decision *x, enum noti
     }
 }
 
+struct decision notice_standing_decision(const struct user_state *us)
+{
+    return (struct decision){
+        .kind = DECISION_VIOLATION,
+        .uid = us->uid,
+        .level_before = us->level > 0 ? us->level - 1 : 0,
+        .level_after = us->level,
+        .until = us->until,
+        .reason = violation_reason_name(us->last_reason),
+        .cpu = us->last_cpu,
+        .memory = us->last_memory,
+        .window = us->last_window,
+    };
+}
+
 static void add(struct notice_values *v, const char *name, bool safe, char *value)
 {
     if (v->count == NOTICE_FIELD_MAX) {
@@ -103,6 +118,9 @@ static char *action_text(const struct notice_facts *f, const struct level *l)
                          grace);
     case NOTICE_RELEASED:
         return l ? xasprintf("they came with level %s", l->name) : xstrdup("");
+    case NOTICE_STANDING:
+    case NOTICE_LOGIN_REFUSED:
+        return xstrdup(l && (l->cpu > 0 || l->memory > 0) ? "throttled" : "watched");
     default:
         return xstrdup("");
     }

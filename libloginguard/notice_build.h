@@ -17,6 +17,10 @@
 /* Which notice a decision calls for; false for none (a decay). */
 bool notice_kind_for(const struct policy *p, const struct decision *x, enum notice_kind *kind);
 
+/* The decision a user's standing amounts to, for the standing and
+ * login_refused notices: their level as its last violation entered it. */
+struct decision notice_standing_decision(const struct user_state *us);
+
 /* What the builder knows beyond the decision. */
 struct notice_facts {
     const struct policy *policy;

@@ -16,6 +16,10 @@ enum notice_kind {
     NOTICE_STOPPED,
     NOTICE_RELEASED,
     NOTICE_FORBIDDEN,
+    /* Shown at login by pam_loginguard, never sent: where the user stands
+     * while their level's limits last, and why a login is refused. */
+    NOTICE_STANDING,
+    NOTICE_LOGIN_REFUSED,
     NOTICE_KIND_COUNT
 };
 

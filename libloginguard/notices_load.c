@@ -10,7 +10,7 @@
 #include "util.h"
 
 static const char *const kind_names[NOTICE_KIND_COUNT] = {
-    "warned", "throttled", "stopped", "released", "forbidden",
+    "warned", "throttled", "stopped", "released", "forbidden", "standing", "login_refused",
 };
 
 const char *const notice_placeholders[] = {
@@ -234,10 +234,14 @@ static void load_file(struct notice_templates *t, const char *path, bool *seen,
     int k = kind_of_file(path);
     if (k >= 0)
         seen[k] = true;
-    if (k < 0)
-        errors_add(errs, path, 0, "not a notice kind; templates are named warned.txt, "
-                                  "throttled.txt, stopped.txt, released.txt and forbidden.txt");
-    else
+    if (k < 0) {
+        struct strbuf names = {0};
+        for (int i = 0; i < NOTICE_KIND_COUNT; i++)
+            strbuf_addf(&names, "%s%s.txt", i == 0 ? "" : i + 1 < NOTICE_KIND_COUNT ? ", " : " and ",
+                        kind_names[i]);
+        errors_add(errs, path, 0, "not a notice kind; templates are named %s", names.s);
+        strbuf_free(&names);
+    } else
         notice_template_parse(&t->kinds[k], path, errs);
 }
 

@@ -489,6 +489,9 @@ static void print_reply(const struct control_request *req, const json_t *r)
                stdout);
         break;
     }
+    case CONTROL_SESSION: /* pam_loginguard's requests: the tool sends none */
+    case CONTROL_ACCOUNT:
+        break;
     }
 }
 

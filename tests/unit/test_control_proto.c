@@ -188,6 +188,42 @@ static void test_why_takes_only_a_pid(void **state)
     free(line);
 }
 
+/* pam_loginguard's requests: always about one user; a session shows
+ * the notices unless told not to (PAM_SILENT). */
+static void test_session_and_account_requests(void **state)
+{
+    (void)state;
+    struct control_request r;
+    struct control_error e;
+    assert_int_equal(parse("{\"version\":1,\"request\":\"session\",\"user\":2000}", &r, &e), 0);
+    assert_int_equal(r.op, CONTROL_SESSION);
+    assert_int_equal(r.uid, 2000);
+    assert_true(r.notices);
+    assert_int_equal(parse("{\"version\":1,\"request\":\"session\",\"user\":2000,"
+                           "\"notices\":false}", &r, &e), 0);
+    assert_false(r.notices);
+    assert_int_equal(parse("{\"version\":1,\"request\":\"account\",\"user\":2000,"
+                           "\"deny_level\":3}", &r, &e), 0);
+    assert_int_equal(r.op, CONTROL_ACCOUNT);
+    assert_int_equal(r.deny_level, 3);
+    refused("{\"version\":1,\"request\":\"session\"}", CONTROL_BAD_REQUEST, "needs \"user\"");
+    refused("{\"version\":1,\"request\":\"account\",\"deny_level\":1}", CONTROL_BAD_REQUEST,
+            "needs \"user\"");
+    refused("{\"version\":1,\"request\":\"account\",\"user\":1,\"deny_level\":65}",
+            CONTROL_BAD_REQUEST, "\"deny_level\" is not a number from 0 to 64");
+    refused("{\"version\":1,\"request\":\"session\",\"user\":1,\"notices\":1}",
+            CONTROL_BAD_REQUEST, "\"notices\" is not true or false");
+    refused("{\"version\":1,\"request\":\"session\",\"user\":1,\"deny_level\":1}",
+            CONTROL_BAD_REQUEST, "takes no field \"deny_level\"");
+    struct control_request in = {.op = CONTROL_ACCOUNT, .has_user = true, .by_uid = true,
+                                 .uid = 7, .deny_level = 2};
+    char *line = control_line(control_request_json(&in));
+    assert_int_equal(control_parse_request(line, strlen(line) - 1, &r, &e), 0);
+    assert_int_equal(r.deny_level, 2);
+    assert_int_equal(r.uid, 7);
+    free(line);
+}
+
 static void test_a_line_too_long_is_refused_before_parsing(void **state)
 {
     (void)state;
@@ -239,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_metrics_takes_nothing_but_its_name),
         cmocka_unit_test(test_hostile_names_and_reasons_are_refused),
         cmocka_unit_test(test_why_takes_only_a_pid),
+        cmocka_unit_test(test_session_and_account_requests),
         cmocka_unit_test(test_a_line_too_long_is_refused_before_parsing),
         cmocka_unit_test(test_replies_round_trip),
     };

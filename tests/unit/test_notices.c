@@ -4,8 +4,8 @@
 #include "testutil.h"
 #include "util.h"
 
-static const char *const all_kinds[] = {"warned", "throttled", "stopped", "released",
-                                        "forbidden"};
+static const char *const all_kinds[] = {"warned",   "throttled", "stopped",      "released",
+                                        "forbidden", "standing", "login_refused"};
 
 /* A minimal valid template for kind in dir (relative to test_dir). */
 static void write_template(const char *dir, const char *kind, const char *text)
@@ -17,7 +17,7 @@ static void write_template(const char *dir, const char *kind, const char *text)
 
 static void write_all(const char *dir)
 {
-    for (size_t i = 0; i < 5; i++) {
+    for (size_t i = 0; i < NOTICE_KIND_COUNT; i++) {
         char *text = xasprintf("Subject: shipped %s\n\nshipped body for {user}\n", all_kinds[i]);
         write_template(dir, all_kinds[i], text);
         free(text);
@@ -122,8 +122,8 @@ static void test_missing_and_unknown_files(void **state)
     struct notice_templates t;
     assert_int_equal(load(&t), -1);
     char *want = xasprintf("site/throttle.txt: not a notice kind; templates are named "
-                           "warned.txt, throttled.txt, stopped.txt, released.txt and "
-                           "forbidden.txt|shipped: no released.txt: every notice needs a "
+                           "warned.txt, throttled.txt, stopped.txt, released.txt, "
+                           "forbidden.txt, standing.txt and login_refused.txt|shipped: no released.txt: every notice needs a "
                            "template (a site's own goes in %s/site)", test_dir);
     assert_string_equal(err, want);
     free(want);
@@ -223,7 +223,7 @@ static void test_shipped_templates(void **state)
         {"salloc", "srun -p interactive -c 4 --mem=7G -t 01:00:00 --pty gmx_mpi mdrun", true},
         {"docs_url", "https://hpc.example.org/jobs", false}, {"rule", "xmrig", false},
     };
-    for (int k = 0; k < NOTICE_KIND_COUNT; k++) {
+    for (int k = 0; k < NOTICE_STANDING; k++) {
         struct notice n;
         assert_int_equal(notice_render(&t, k, f, sizeof(f) / sizeof(f[0]), &n), 0);
         assert_non_null(strstr(n.subject, "login1"));
@@ -247,7 +247,22 @@ static void test_shipped_templates(void **state)
         }
         notice_free(&n);
     }
+    /* Shown at login: the level, until when, why, and the way out. */
+    for (int k = NOTICE_STANDING; k < NOTICE_KIND_COUNT; k++) {
+        struct notice n;
+        assert_int_equal(notice_render(&t, k, f, sizeof(f) / sizeof(f[0]), &n), 0);
+        assert_non_null(strstr(n.body, "login1"));
+        assert_non_null(strstr(n.body, "until 14:30 (level 2 (throttled))"));
+        assert_non_null(strstr(n.body, "3.9 cores and 4.1G of memory for 12 min"));
+        assert_non_null(strstr(n.body, "sbatch, salloc, srun"));
+        assert_non_null(strstr(n.body, "https://hpc.example.org/jobs"));
+        assert_null(strchr(n.body, '{'));
+        if (k == NOTICE_STANDING)
+            assert_non_null(strstr(n.body, "at most 1 core and 4G of memory"));
+        notice_free(&n);
+    }
     assert_string_equal(notice_kind_name(NOTICE_RELEASED), "released");
+    assert_string_equal(notice_kind_name(NOTICE_LOGIN_REFUSED), "login_refused");
     notice_templates_free(&t);
     free(dir);
 }

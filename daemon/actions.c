@@ -156,19 +156,14 @@ bool sync_limits(const struct actions *a, const struct snapshot *snap)
     return made;
 }
 
-bool adopt_process(const struct actions *a, const struct new_proc *p, bool *made)
+/* pid (started at start_time) into owner's cgroup, made with their
+ * limits when new (*made says so).  enforcer_adopt's return. */
+static int move_to_user(const struct actions *a, uid_t owner, pid_t pid, uint64_t start_time,
+                        uint64_t now, bool *made)
 {
-    uint64_t now = env_realtime(a->env);
-    /* Exempt programs too: exemption spares a process from being stopped,
-     * not from its user's share.  A process born inside its owner's
-     * cgroup (a child of one already there) needs no move. */
-    uid_t owner = p->owner;
-    if (!p->outside || protected_user(a, owner, now))
-        return false;
-    /* The user's cgroup is made with their limits (an event when new). */
     *made |= set_limits(a, owner, engine_user(a->engine, owner, false), now);
     char err[512];
-    int rc = enforcer_adopt(a->enforcer, owner, p->pid, p->start_time, err, sizeof(err));
+    int rc = enforcer_adopt(a->enforcer, owner, pid, start_time, err, sizeof(err));
     metrics_count_action(a->metrics, rc == 0  ? ACTION_MOVE_DONE
                                      : rc > 0 ? ACTION_MOVE_GONE
                                               : ACTION_MOVE_FAILED);
@@ -177,7 +172,27 @@ bool adopt_process(const struct actions *a, const struct new_proc *p, bool *made
         json_object_set_new(e, "message", json_from_bytes(err, strlen(err)));
         event_log_write(a->events, e);
     }
-    return rc == 0;
+    return rc;
+}
+
+bool adopt_process(const struct actions *a, const struct new_proc *p, bool *made)
+{
+    uint64_t now = env_realtime(a->env);
+    /* Exempt programs too: exemption spares a process from being stopped,
+     * not from its user's share.  A process born inside its owner's
+     * cgroup (a child of one already there) needs no move. */
+    if (!p->outside || protected_user(a, p->owner, now))
+        return false;
+    return move_to_user(a, p->owner, p->pid, p->start_time, now, made) == 0;
+}
+
+bool place_session(const struct actions *a, uid_t uid, pid_t pid, uint64_t start_time,
+                   bool *made)
+{
+    uint64_t now = env_realtime(a->env);
+    if (a->enforcer->backend != BACKEND_CGROUPFS || protected_user(a, uid, now))
+        return false;
+    return move_to_user(a, uid, pid, start_time, now, made) == 0;
 }
 
 /* One pread of pids.current a user instead of reading cgroup.procs. */

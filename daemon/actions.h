@@ -29,6 +29,10 @@ struct actions {
     struct metrics *metrics;
 };
 
+/* What the actions are given of the daemon (daemon.c). */
+struct daemon;
+struct actions daemon_actions(struct daemon *d);
+
 /* Stop what a decision says to stop (forbidden, compute, a stop level):
  * the processes it names (in snap) and their descendants in procs, the
  * decided user's processes. */
@@ -43,6 +47,13 @@ bool sync_limits(const struct actions *a, const struct snapshot *snap);
  * (made with their limits when new: *made says so).  True when it was
  * moved. */
 bool adopt_process(const struct actions *a, const struct new_proc *p, bool *made);
+/* cgroupfs: a new session's process (pam_loginguard's caller, root's),
+ * pid started at start_time, into the cgroup of uid, who logs in (made
+ * with their limits when new), so that the shell it starts is born there.
+ * False when not moved: another backend (systemd places sessions
+ * itself), a protected user, or the move failed (an event). */
+bool place_session(const struct actions *a, uid_t uid, pid_t pid, uint64_t start_time,
+                   bool *made);
 /* cgroupfs: remove the cgroups of users with no process left; only those
  * whose task counter reads 0 now (or who have none) are looked at. */
 void remove_empty_cgroups(const struct actions *a);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "control_requests.h"
+#include "login_requests.h"
 #include "metrics_collect.h"
 #include "persist.h"
 #include "units.h"
@@ -332,6 +333,15 @@ json_t *control_request(struct control_conn *c, const char *line, size_t len, vo
         return admin ? forgive(d, c, uid, &req, now) : refuse(d, c, req.op, "forgive");
     case CONTROL_EXEMPT:
         return admin ? exempt(d, c, uid, &req, now) : refuse(d, c, req.op, "exempt");
+    /* pam_loginguard runs as root; anyone else asks about themselves. */
+    case CONTROL_SESSION:
+        return c->peer.uid == 0 || uid == c->peer.uid
+                   ? login_session_reply(d, c, uid, req.notices)
+                   : refuse(d, c, req.op, "a session for another user");
+    case CONTROL_ACCOUNT:
+        return c->peer.uid == 0 || uid == c->peer.uid
+                   ? login_account_reply(d, uid, req.deny_level)
+                   : refuse(d, c, req.op, "asking about another user's login");
     default:
         return control_reply_error(CONTROL_BAD_REQUEST, "unknown request");
     }

@@ -428,8 +428,7 @@ static void fill_decision_argv(struct daemon *d)
         sampler_fill_argv(&d->sampler, &d->policy, &d->snap, idx, n, DECISION_ARGV_WAIT_USEC);
 }
 
-/* What the actions are given of the daemon. */
-static struct actions actions_of(struct daemon *d)
+struct actions daemon_actions(struct daemon *d)
 {
     return (struct actions){
         .env = &d->env,
@@ -477,7 +476,7 @@ static void adopt_new_processes(struct daemon *d, const struct actions *a)
 void daemon_tick(struct daemon *d)
 {
     uint64_t now = env_boottime(&d->env);
-    struct actions a = actions_of(d);
+    struct actions a = daemon_actions(d);
     if (d->next_stop && now >= d->next_stop)
         d->next_stop = reap_stops(&a);
     if (now >= d->next_sweep) {

@@ -65,7 +65,9 @@ static int save_list(int dirfd, const char *dir, const char *name, json_t *list,
     return rc;
 }
 
-/* Load, change, save one user's file. */
+/* Load, change, save one user's file.  change returns 0 when it changed
+ * the list, 1 when it left it as it was (then nothing is written: a login
+ * with nothing unread costs one read, no write). */
 static int update(const char *state_dir, uid_t uid, int (*change)(json_t *list, void *arg),
                   void *arg, char *err, size_t err_len)
 {
@@ -75,8 +77,11 @@ static int update(const char *state_dir, uid_t uid, int (*change)(json_t *list, 
     snprintf(name, sizeof(name), "%u.json", (unsigned)uid);
     int rc = -1;
     json_t *list = dirfd >= 0 ? load_list(dirfd, dir, name, err, err_len) : NULL;
-    if (list && change(list, arg) == 0)
+    int changed = list ? change(list, arg) : -1;
+    if (changed == 0)
         rc = save_list(dirfd, dir, name, list, err, err_len);
+    else if (changed == 1)
+        rc = 0;
     json_decref(list);
     if (dirfd >= 0)
         close(dirfd);
@@ -121,7 +126,7 @@ static int take_unread(json_t *list, void *arg)
         json_array_append_new(out, copy);
         json_object_set_new(n, "read", json_true());
     }
-    return 0;
+    return json_array_size(out) ? 0 : 1;
 }
 
 int login_notices_take(const char *state_dir, uid_t uid, json_t **out, char *err, size_t err_len)

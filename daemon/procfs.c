@@ -1,9 +1,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -92,4 +95,23 @@ ssize_t procfs_pread(int fd, char *buf, size_t len)
         n = pread(fd, buf, len, 0);
     } while (n < 0 && errno == EINTR);
     return n;
+}
+
+bool procfs_read_process(int proc_fd, pid_t pid, uid_t *uid, struct proc_stat *st)
+{
+    char name[24], buf[1024];
+    snprintf(name, sizeof(name), "%d", (int)pid);
+    int dirfd = openat(proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (dirfd < 0)
+        return false;
+    struct stat dir_st;
+    int fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t n = fd >= 0 ? procfs_pread(fd, buf, sizeof(buf) - 1) : -1;
+    bool ok = n > 0 && fstat(dirfd, &dir_st) == 0 &&
+              procfs_parse_stat(buf, (size_t)n, st) == 0 && st->pid == pid;
+    if (fd >= 0)
+        close(fd);
+    close(dirfd);
+    *uid = ok ? dir_st.st_uid : 0;
+    return ok;
 }

@@ -5,6 +5,7 @@
 #ifndef LOGINGUARD_PROCFS_H
 #define LOGINGUARD_PROCFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,5 +35,10 @@ int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *out);
  * 0 on a held descriptor; returns bytes read or -1 (errno set; ESRCH and
  * 0 bytes mean the process is gone). */
 ssize_t procfs_pread(int fd, char *buf, size_t len);
+
+/* Process pid as /proc (the directory proc_fd) shows it now: its owner
+ * (the uid of its /proc directory) and its stat line.  False when there
+ * is no such process or it is gone by the second read. */
+bool procfs_read_process(int proc_fd, pid_t pid, uid_t *uid, struct proc_stat *st);
 
 #endif

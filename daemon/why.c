@@ -14,27 +14,6 @@
 #include "why.h"
 #include "why_explain.h"
 
-/* The process as /proc shows it now: its owner and start time.  False
- * when there is no such process (or it is gone by the second read). */
-static bool read_process(const struct daemon *d, pid_t pid, uid_t *uid, struct proc_stat *st)
-{
-    char name[24], buf[1024];
-    snprintf(name, sizeof(name), "%d", (int)pid);
-    int dirfd = openat(d->sampler.proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    if (dirfd < 0)
-        return false;
-    struct stat dir_st;
-    int fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    ssize_t n = fd >= 0 ? procfs_pread(fd, buf, sizeof(buf) - 1) : -1;
-    bool ok = n > 0 && fstat(dirfd, &dir_st) == 0 &&
-              procfs_parse_stat(buf, (size_t)n, st) == 0 && st->pid == pid;
-    if (fd >= 0)
-        close(fd);
-    close(dirfd);
-    *uid = ok ? dir_st.st_uid : 0;
-    return ok;
-}
-
 static const struct rule *rule_named(const struct policy *p, const char *name)
 {
     for (size_t i = 0; name && i < p->rules.count; i++)
@@ -78,7 +57,7 @@ json_t *why_reply(struct daemon *d, const struct control_conn *c, pid_t pid, boo
     struct proc_stat st = {0};
     pid = thread_group(d, pid);
     struct why_facts f = {.policy = &d->policy, .now = d->snap.now, .pid = pid};
-    f.found = read_process(d, pid, &f.uid, &st);
+    f.found = procfs_read_process(d->sampler.proc_fd, pid, &f.uid, &st);
     *refused = false;
     if (f.found) {
         f.start_time = st.start_time;

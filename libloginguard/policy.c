@@ -84,6 +84,7 @@ void policy_free(struct policy *p)
     free(p->batch_partition);
     free(p->interactive_partition);
     free(p->docs_url);
+    free(p->login_banner);
     free(p->sendmail);
     free(p->email_domain);
     free(p->email_from);

@@ -90,6 +90,7 @@ struct policy {
     uint64_t rate_limit;        /* usec: one notice of a kind per user per this */
     bool notify_in_observe;     /* in observe mode, send notices marked as such */
     struct name_list notices_dirs; /* site first, then shipped */
+    char *login_banner;         /* shown by pam_loginguard at every login; NULL = none */
     struct notice_templates notices;
 
     struct rule_set rules;

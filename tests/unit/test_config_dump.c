@@ -209,7 +209,8 @@ static const char site_dropin[] =
     "email_from = hpc-support@example.org\n"
     "rate_limit = 2h\n"
     "in_observe = yes\n"
-    "notices_dirs = " SHIPPED "/notices\n";
+    "notices_dirs = " SHIPPED "/notices\n"
+    "login_banner = login1: a shared node; run jobs with sbatch\n";
 
 /* The drop-in is only a test of every key if it changes every key. */
 static void assert_every_key_changed(struct policy *site)

@@ -258,7 +258,7 @@ static void test_shipped_templates(void **state)
         assert_non_null(strstr(n.body, "https://hpc.example.org/jobs"));
         assert_null(strchr(n.body, '{'));
         if (k == NOTICE_STANDING)
-            assert_non_null(strstr(n.body, "at most 1 core and 4G of memory"));
+            assert_non_null(strstr(n.body, "at most: CPU 1 core, memory 4G"));
         notice_free(&n);
     }
     assert_string_equal(notice_kind_name(NOTICE_RELEASED), "released");

@@ -25,7 +25,9 @@ static bool same_user(const struct user_state *a, const struct user_state *b)
     return a->uid == b->uid && a->level == b->level && a->since == b->since &&
            a->until == b->until && a->quiet_since == b->quiet_since &&
            a->last_violation == b->last_violation && a->violations == b->violations &&
-           a->exempt_until == b->exempt_until;
+           a->exempt_until == b->exempt_until && a->last_reason == b->last_reason &&
+           a->last_cpu == b->last_cpu && a->last_memory == b->last_memory &&
+           a->last_window == b->last_window;
 }
 
 /* What was loaded is saved and loaded again, the same. */

@@ -988,7 +988,7 @@ static void load_phase(const struct paths *P, const struct load_kind *kind, int 
                 char ctl_path[1200], sock[200];
                 snprintf(ctl_path, sizeof(ctl_path), "%s/tools/loginguardctl", P->builddir);
                 snprintf(sock, sizeof(sock), "%s/control.sock", R.dir);
-                status_bench_run(&r->status, ctl_path, sock, R.conf, dpid,
+                status_bench_run(&r->status, ctl_path, sock, R.conf, dpid, LOAD_BASE_UID,
                                  (double)pol.sample_interval / 1e6, status_calls, 6);
             }
             int groups;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -25,6 +26,7 @@ static const char *const way_names[SW_COUNT] = {
     [SW_TOOL_PLAIN] = "loginguardctl status",
     [SW_TOOL_TABLE] = "loginguardctl status --all",
     [SW_TOOL_CONFIG] = "loginguardctl --config C --json status --all",
+    [SW_SESSION] = "a user's own session request (fork + setuid)",
 };
 
 struct sampled {
@@ -79,19 +81,46 @@ static long count_lines(const char *buf, size_t n)
     return lines > 0 ? lines - 1 : 0;
 }
 
-static ssize_t socket_round_trip(const char *path, char *buf)
+static ssize_t socket_round_trip(const char *path, const char *req, char *buf)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    static const char req[] = "{\"version\":1,\"request\":\"status\",\"all\":true}\n";
     ssize_t n = -1;
     if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0 &&
-        write_full(fd, req, sizeof(req) - 1) == 0)
+        write_full(fd, req, strlen(req)) == 0)
         n = read_all(fd, buf, true);
     if (fd >= 0)
         close(fd);
     return n;
+}
+
+/* A session request about uid from a child that has become uid (a user
+ * may send as many as they like); the reply comes back through a pipe. */
+static ssize_t session_round_trip(const char *path, uid_t uid, char *buf)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        char req[128];
+        snprintf(req, sizeof(req), "{\"version\":1,\"request\":\"session\",\"user\":%u}\n",
+                 (unsigned)uid);
+        ssize_t n = setgroups(0, NULL) == 0 && setresgid(uid, uid, uid) == 0 &&
+                            setresuid(uid, uid, uid) == 0
+                        ? socket_round_trip(path, req, buf)
+                        : -1;
+        _exit(n > 0 && write_full(p[1], buf, (size_t)n) == 0 ? 0 : 1);
+    }
+    close(p[1]);
+    ssize_t n = pid > 0 ? read_all(p[0], buf, false) : -1;
+    close(p[0]);
+    int status = 1;
+    if (pid > 0)
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? n : -1;
 }
 
 /* The tool with argv, its stdout into buf; the length, or -1 when it
@@ -120,7 +149,7 @@ static ssize_t tool_round_trip(char *const argv[], char *buf)
 }
 
 static ssize_t round_trip(enum status_way w, const char *ctl, const char *socket,
-                          const char *conf, char *buf)
+                          const char *conf, uid_t session_uid, char *buf)
 {
     char *const json_argv[] = {(char *)ctl, "--socket", (char *)socket, "--json", "status",
                                "--all", NULL};
@@ -130,7 +159,10 @@ static ssize_t round_trip(enum status_way w, const char *ctl, const char *socket
                                  "--all", NULL};
     switch (w) {
     case SW_SOCKET:
-        return socket_round_trip(socket, buf);
+        return socket_round_trip(socket, "{\"version\":1,\"request\":\"status\",\"all\":true}\n",
+                                 buf);
+    case SW_SESSION:
+        return session_round_trip(socket, session_uid, buf);
     case SW_TOOL_JSON:
         return tool_round_trip(json_argv, buf);
     case SW_TOOL_PLAIN:
@@ -144,15 +176,15 @@ static ssize_t round_trip(enum status_way w, const char *ctl, const char *socket
 
 /* calls round trips of way w, or as many as fit in seconds (when > 0). */
 static void run_way(struct status_way_result *r, enum status_way w, const char *ctl,
-                    const char *socket, const char *conf, pid_t dpid, int calls, double seconds,
-                    char *buf, struct sampled *s)
+                    const char *socket, const char *conf, pid_t dpid, uid_t session_uid,
+                    int calls, double seconds, char *buf, struct sampled *s)
 {
     double cpu0 = cpu_of_us(dpid), start = wall_us();
     for (int k = 0; k < calls && !stopping; k++) {
         if (seconds > 0 && wall_us() - start > seconds * 1e6)
             break;
         double t0 = wall_us();
-        ssize_t n = round_trip(w, ctl, socket, conf, buf);
+        ssize_t n = round_trip(w, ctl, socket, conf, session_uid, buf);
         double t1 = wall_us();
         if (n < 0) {
             r->failed++;
@@ -160,7 +192,7 @@ static void run_way(struct status_way_result *r, enum status_way w, const char *
         }
         r->ms[r->calls++] = (t1 - t0) / 1e3;
         r->bytes = (size_t)n;
-        if (w != SW_TOOL_PLAIN && w != SW_TOOL_TABLE)
+        if (w != SW_TOOL_PLAIN && w != SW_TOOL_TABLE && w != SW_SESSION)
             r->users = note_reply(buf, (size_t)n, s);
         else if (w == SW_TOOL_TABLE)
             r->users = (size_t)count_lines(buf, (size_t)n);
@@ -200,8 +232,8 @@ static void sample_gaps(struct status_bench *b, const struct sampled *s)
 }
 
 void status_bench_run(struct status_bench *b, const char *ctl, const char *socket,
-                      const char *conf, pid_t dpid, double interval_s, int calls,
-                      int intervals)
+                      const char *conf, pid_t dpid, uid_t session_uid, double interval_s,
+                      int calls, int intervals)
 {
     memset(b, 0, sizeof(*b));
     b->interval_s = interval_s;
@@ -221,10 +253,11 @@ void status_bench_run(struct status_bench *b, const char *ctl, const char *socke
     if (!unused)
         abort();
     for (int w = 0; w < SW_COUNT && !stopping; w++)
-        run_way(&b->way[w], (enum status_way)w, ctl, socket, conf, dpid, calls, 0, buf, unused);
+        run_way(&b->way[w], (enum status_way)w, ctl, socket, conf, dpid, session_uid, calls, 0,
+                buf, unused);
     free(unused);
     double t0 = wall_us();
-    run_way(&b->sustained, SW_TOOL_JSON, ctl, socket, conf, dpid, STATUS_CALLS_MAX,
+    run_way(&b->sustained, SW_TOOL_JSON, ctl, socket, conf, dpid, session_uid, STATUS_CALLS_MAX,
             intervals * interval_s, buf, s);
     b->sustained_s = (wall_us() - t0) / 1e6;
     sample_gaps(b, s);
@@ -267,7 +300,7 @@ void status_bench_print(const struct status_bench *b)
     printf("    %-46s %5s %7s %7s %7s %9s %6s %s\n", "way (wall ms)", "calls", "median", "p95",
            "max", "reply B", "users", "daemon CPU ms/call");
     for (int w = 0; w < SW_COUNT; w++)
-        print_way(way_names[w], &b->way[w], w != SW_TOOL_PLAIN);
+        print_way(way_names[w], &b->way[w], w != SW_TOOL_PLAIN && w != SW_SESSION);
     char name[80];
     snprintf(name, sizeof(name), "the same --json --all for %.0f s", b->sustained_s);
     print_way(name, &b->sustained, true);

@@ -17,6 +17,8 @@ enum status_way {
     SW_TOOL_PLAIN,  /* loginguardctl --socket S status (busy users only: none here) */
     SW_TOOL_TABLE,  /* loginguardctl --socket S status --all: the table of every user */
     SW_TOOL_CONFIG, /* loginguardctl --config C --json status --all (reads the config first) */
+    SW_SESSION,     /* pam_loginguard's session request, from a process of a load user
+                       about themselves: what any user can make the daemon do at will */
     SW_COUNT
 };
 
@@ -43,10 +45,11 @@ struct status_bench {
 };
 
 /* calls round trips of each way, back to back, against the running
- * daemon dpid; then the sustained run, for intervals sample intervals. */
+ * daemon dpid (SW_SESSION as session_uid); then the sustained run, for
+ * intervals sample intervals. */
 void status_bench_run(struct status_bench *b, const char *ctl, const char *socket,
-                      const char *conf, pid_t dpid, double interval_s, int calls,
-                      int intervals);
+                      const char *conf, pid_t dpid, uid_t session_uid, double interval_s,
+                      int calls, int intervals);
 void status_bench_print(const struct status_bench *b);
 
 #endif

@@ -169,6 +169,11 @@ static void test_login_notices_are_taken_once(void **state)
     assert_int_equal(login_notices_take(dir, 1001, &unread, err, sizeof(err)), 0);
     assert_int_equal(json_array_size(unread), 0);
     json_decref(unread);
+    /* A login with nothing to show writes nothing (logins can come fast). */
+    char path[256];
+    struct stat sb;
+    snprintf(path, sizeof(path), "%s/login-notices/1001.json", dir);
+    assert_int_equal(stat(path, &sb), -1);
     assert_int_equal(login_notice_add(dir, 1001, 5, "throttled", "Throttled", "body\n", err,
                                       sizeof(err)), 0);
     assert_int_equal(login_notice_add(dir, 1001, 6, "released", "Free again", "b\n", err,
@@ -178,10 +183,16 @@ static void test_login_notices_are_taken_once(void **state)
     assert_string_equal(json_string_value(json_object_get(json_array_get(unread, 0), "kind")),
                         "throttled");
     json_decref(unread);
-    /* Shown once: the next login has nothing new. */
+    /* Shown once: the next login has nothing new, and writes nothing. */
+    assert_int_equal(stat(path, &sb), 0);
+    struct timespec written = sb.st_mtim;
+    ino_t inode = sb.st_ino;
     assert_int_equal(login_notices_take(dir, 1001, &unread, err, sizeof(err)), 0);
     assert_int_equal(json_array_size(unread), 0);
     json_decref(unread);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_ino, inode); /* written files are renamed into place */
+    assert_int_equal(sb.st_mtim.tv_nsec, written.tv_nsec);
     remove_test_dir();
 }
 

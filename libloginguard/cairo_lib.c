@@ -44,5 +44,15 @@ int cairo_lib_load(struct cairo_lib *lib, char *why, size_t why_len)
             return -1;
         }
     }
+    lib->reset_static_data = (void (*)(void))dlsym(h, "cairo_debug_reset_static_data");
+    lib->fontconfig_fini = (void (*)(void))dlsym(h, "FcFini");
     return 0;
+}
+
+void cairo_lib_done(const struct cairo_lib *lib)
+{
+    if (lib->reset_static_data)
+        lib->reset_static_data();
+    if (lib->fontconfig_fini)
+        lib->fontconfig_fini();
 }

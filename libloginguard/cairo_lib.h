@@ -37,10 +37,17 @@ struct cairo_lib {
     cairo_status_t (*write_to_png_stream)(cairo_surface_t *surface,
                                           cairo_write_func_t write_func, void *closure);
     const char *(*status_to_string)(cairo_status_t status);
+    /* Optional (NULL when missing): the caches of cairo and fontconfig,
+     * which last until the process ends, freed, so that a leak checker
+     * sees only what is ours. */
+    void (*reset_static_data)(void);
+    void (*fontconfig_fini)(void);
 };
 
 /* Load cairo into lib: 0, or -1 with why (the library and its Debian
  * package named). */
 int cairo_lib_load(struct cairo_lib *lib, char *why, size_t why_len);
+/* Done drawing: cairo's and fontconfig's caches freed. */
+void cairo_lib_done(const struct cairo_lib *lib);
 
 #endif

@@ -100,6 +100,9 @@ static void keep_png(struct report_image *img, struct strbuf *png, int width, in
     img->height = height;
 }
 
+static int draw_with(const struct cairo_lib *lib, const struct report *r, double threshold,
+                     struct report_charts *c, char *why, size_t why_len);
+
 /* The HTML's charts, drawn with cairo: 0, or -1 with why. */
 static int draw_charts(const struct report *r, double threshold, struct report_charts *c,
                        char *why, size_t why_len)
@@ -107,8 +110,16 @@ static int draw_charts(const struct report *r, double threshold, struct report_c
     struct cairo_lib lib;
     if (cairo_lib_load(&lib, why, why_len) < 0)
         return -1;
+    int rc = draw_with(&lib, r, threshold, c, why, why_len);
+    cairo_lib_done(&lib);
+    return rc;
+}
+
+static int draw_with(const struct cairo_lib *lib, const struct report *r, double threshold,
+                     struct report_charts *c, char *why, size_t why_len)
+{
     struct strbuf png = {0};
-    if (day_chart_png(&lib, r->days, r->day_count, &png, why, why_len) < 0)
+    if (day_chart_png(lib, r->days, r->day_count, &png, why, why_len) < 0)
         return -1;
     keep_png(&c->days, &png, DAY_CHART_WIDTH, DAY_CHART_HEIGHT);
     c->days.alt = "actions a day, stacked bars";
@@ -123,7 +134,7 @@ static int draw_charts(const struct report *r, double threshold, struct report_c
             .points = u->points, .point_count = u->point_count, .spans = u->spans,
             .span_count = u->span_count, .cpu_threshold = threshold,
         };
-        int rc = usage_chart_png(&lib, &chart, &png, why, why_len);
+        int rc = usage_chart_png(lib, &chart, &png, why, why_len);
         struct report_image *img = &c->users[c->user_count++];
         img->alt = xasprintf("%s: CPU and memory at violations, time limited shaded", label);
         free(label);

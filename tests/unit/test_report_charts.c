@@ -40,6 +40,13 @@ static int load(void **state)
     return 0;
 }
 
+static int done(void **state)
+{
+    (void)state;
+    cairo_lib_done(&lib);
+    return 0;
+}
+
 static void usage_chart_is_a_png_with_its_points(void **state)
 {
     (void)state;
@@ -114,5 +121,5 @@ int main(void)
         cmocka_unit_test(day_chart_is_a_png),
         cmocka_unit_test(base64_vectors_and_lines),
     };
-    return cmocka_run_group_tests(tests, load, NULL);
+    return cmocka_run_group_tests(tests, load, done);
 }

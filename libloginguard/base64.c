@@ -19,10 +19,10 @@ void base64_encode(struct strbuf *out, const unsigned char *in, size_t len, size
         strbuf_add(out, quad, 4);
         column += 4;
         if (line_len && column >= line_len && i + 3 < len) {
-            strbuf_adds(out, "\r\n");
+            strbuf_addc(out, '\n');
             column = 0;
         }
     }
     if (line_len)
-        strbuf_adds(out, "\r\n");
+        strbuf_addc(out, '\n');
 }

@@ -209,6 +209,7 @@ static const char site_dropin[] =
     "email_from = hpc-support@example.org\n"
     "rate_limit = 2h\n"
     "in_observe = yes\n"
+    "email_chart = yes\n"
     "notices_dirs = " SHIPPED "/notices\n";
 
 /* The drop-in is only a test of every key if it changes every key. */

@@ -604,6 +604,8 @@ static int events_main(int argc, char **argv, struct args *a)
     int code;
     if (a->all || a->reason || a->duration || a->remove) {
         code = usage_error("--all, --reason, --for and --remove are not for events");
+    } else if (a->report.until || a->report.format || a->report.table) {
+        code = usage_error("--until, --format and --table are for report");
     } else if (a->socket) {
         code = usage_error("events reads the event log, not the socket: give --config FILE");
     } else {

@@ -254,6 +254,15 @@ class ReportCase(unittest.TestCase):
                             "2d"], capture_output=True, timeout=60)
         self.assertEqual(r.returncode, 2)
 
+    def test_missing_log_is_exit_status_4(self):
+        conf = os.path.join(self.dir, "missing.conf")
+        with open(conf, "w") as f:
+            f.write(f"[daemon]\nevent_log = {self.dir}/nowhere/events.jsonl\n")
+        r = subprocess.run([CTL, "--config", conf, "report"], capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 4)
+        self.assertIn(b"cannot read the event log", r.stderr)
+        self.assertEqual(r.stdout, b"")
+
     def html(self):
         out = self.report("--format", "html").stdout.decode()
         path = os.path.join(self.dir, "report.html")

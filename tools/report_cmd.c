@@ -51,12 +51,13 @@ static int usage_error(const char *what)
     return RP_USAGE;
 }
 
-/* Every copy of the log that may hold events of the range, oldest
- * first, into r. */
-static int read_log(const char *path, struct report *r)
+/* Every copy of the log that may hold events of the range, or limits
+ * still in force when it begins (a level lasts at most `lookback`),
+ * oldest first, into r. */
+static int read_log(const char *path, uint64_t lookback, struct report *r)
 {
     struct event_files files;
-    event_files_list(path, r->since, &files);
+    event_files_list(path, r->since > lookback ? r->since - lookback : 0, &files);
     int code = RP_OK;
     struct reading rd = {.report = r};
     for (size_t i = 0; i < files.count && code == RP_OK; i++) {
@@ -214,7 +215,11 @@ int report_command(int argc, char **argv, const struct report_args *a)
         return RP_USAGE;
     struct report r;
     report_init(&r, since, until);
-    int code = read_log(p.event_log, &r);
+    uint64_t lookback = 0;
+    for (size_t i = 0; i < p.level_count; i++)
+        if (p.levels[i].duration > lookback)
+            lookback = p.levels[i].duration;
+    int code = read_log(p.event_log, lookback, &r);
     if (code == RP_OK) {
         report_finish(&r);
         code = write_out(&r, f, table, p.violation_cpu);

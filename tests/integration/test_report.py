@@ -65,11 +65,15 @@ def python3():
     return proc("python3", "/usr/bin/python3.11")
 
 
-# The range is 2026-11-10 to 2026-11-13 UTC.  The rotated copy holds the
-# first days, one event of it from before the range (its limits count
-# from the range's start); one event of the log is after the range.
-ROTATED = [
+# The range is 2026-11-10 to 2026-11-13 UTC.  The older rotated copy was
+# last written before the range, but within a level's duration of it
+# (1h, the built-in ladder's longest): its limits count from the range's
+# start.  The other copy holds the first days; one event of the log is
+# after the range.
+OLDER = [
     violation("2026-11-09T23:00:00", "alice", A, 3, "2026-11-10T01:00:00", "limit", python3()),
+]
+ROTATED = [
     event("2026-11-10T01:00:02", "level_expired", "alice", A, level_before=3, level_after=3,
           action="release"),
     violation("2026-11-10T05:00:00", "alice", A, 2, "2026-11-10T06:00:00", "stop", python3()),
@@ -155,12 +159,14 @@ class ReportCase(unittest.TestCase):
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="lgtest.report.")
         log = os.path.join(cls.dir, "events.jsonl")
-        with gzip.open(log + ".1.gz", "wt") as f:
-            for e in ROTATED:
-                f.write(json.dumps(e) + "\n")
-        # logrotate leaves the copy as last written: within the range.
-        stamp = lgtest.iso_to_epoch("2026-11-10T07:00:01.000Z")
-        os.utime(log + ".1.gz", (stamp, stamp))
+        # logrotate leaves each copy as last written.
+        for name, events, written in ((".2.gz", OLDER, "2026-11-09T23:00:00.000Z"),
+                                      (".1.gz", ROTATED, "2026-11-10T07:00:01.000Z")):
+            with gzip.open(log + name, "wt") as f:
+                for e in events:
+                    f.write(json.dumps(e) + "\n")
+            stamp = lgtest.iso_to_epoch(written)
+            os.utime(log + name, (stamp, stamp))
         with open(log, "w") as f:
             for e in CURRENT:
                 f.write(json.dumps(e) + "\n")

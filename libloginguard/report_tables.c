@@ -77,9 +77,10 @@ static char *number(uint64_t n)
     return xasprintf("%llu", (unsigned long long)n);
 }
 
-static char *or_dash(const char *s)
+/* What is not known: "-" for people, empty for programs. */
+static char *or_none(const char *s, bool raw)
 {
-    return xstrdup(s && *s ? s : "-");
+    return xstrdup(s && *s ? s : raw ? "" : "-");
 }
 
 static char *duration(uint64_t usec, bool raw)
@@ -109,7 +110,7 @@ static void users(const struct report *r, bool raw, struct report_table *t)
     }
 }
 
-static void programs(const struct report *r, struct report_table *t)
+static void programs(const struct report *r, bool raw, struct report_table *t)
 {
     start(t, REPORT_PROGRAMS, "Programs stopped most", program_columns,
           COUNT(program_columns), r->program_count);
@@ -120,8 +121,8 @@ static void programs(const struct report *r, struct report_table *t)
         c[1] = number(p->stopped);
         c[2] = number(p->busiest);
         c[3] = number(p->uid_count);
-        c[4] = or_dash(p->rule);
-        c[5] = or_dash(p->exe);
+        c[4] = or_none(p->rule, raw);
+        c[5] = or_none(p->exe, raw);
     }
 }
 
@@ -174,7 +175,7 @@ static void returns(const struct report *r, bool raw, struct report_table *t)
 void report_tables(const struct report *r, bool raw, struct report_table t[REPORT_TABLES])
 {
     users(r, raw, &t[REPORT_USERS]);
-    programs(r, &t[REPORT_PROGRAMS]);
+    programs(r, raw, &t[REPORT_PROGRAMS]);
     rules(r, &t[REPORT_RULES]);
     days(r, &t[REPORT_DAYS]);
     returns(r, raw, &t[REPORT_RETURNS]);

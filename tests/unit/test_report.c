@@ -196,8 +196,8 @@ static void csv_quotes_by_rfc_4180(void **state)
     assert_string_equal(out.s, "program,stopped,busiest,users,rule,exe\r\n"
                                "lmp,1,0,1,lammps,/opt/lmp\r\n"
                                "xmrig,1,0,1,xmrig,/home/bob/xmrig\r\n"
-                               "python3,0,3,2,-,/usr/bin/python3\r\n"
-                               "\"a,b\"\"c<script>\\x1b[31m\\x0ax\",0,1,1,-,/tmp/x y\r\n");
+                               "python3,0,3,2,,/usr/bin/python3\r\n"
+                               "\"a,b\"\"c<script>\\x1b[31m\\x0ax\",0,1,1,,/tmp/x y\r\n");
     strbuf_free(&out);
     report_csv(&r, REPORT_USERS, &out);
     assert_non_null(strstr(out.s, "user,uid,violations,limited_s,"));

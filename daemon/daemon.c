@@ -455,6 +455,7 @@ static struct notifier notifier_of(struct daemon *d)
         .metrics = &d->metrics,
         .enforcing = d->enforcing,
         .io = daemon_persist_io(d),
+        .history = &d->history,
     };
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "email_chart.h"
 #include "events.h"
 #include "notice_build.h"
 #include "notify.h"
@@ -69,6 +70,22 @@ static bool job_under_way(const struct notifier *nt, uid_t uid, enum notice_kind
     return false;
 }
 
+/* A mail with the user's last hour as a chart, drawn by its child. */
+static enum notify_outcome start_email_chart(const struct notifier *nt, struct notice_job *j,
+                                             uid_t uid, const char *user, const char *to,
+                                             const struct notice *n, char *msg, size_t len)
+{
+    struct email_chart_data *d = xmalloc(sizeof(*d));
+    email_chart_build(d, nt->history, uid, user, env_realtime(nt->env),
+                      nt->policy->violation_cpu);
+    enum notify_outcome o = notify_email_start_chart(&j->send.email, nt->policy->sendmail,
+                                                     nt->policy->email_from, to, n->subject,
+                                                     n->body, &d->chart, CHILD_TIMEOUT_USEC,
+                                                     msg, len);
+    free(d); /* the child has its copy */
+    return o;
+}
+
 /* Start a desktop or mail child: NOTIFY_PENDING, its job kept for
  * notify_check; or the outcome at once. */
 static enum notify_outcome start_job(const struct notifier *nt, bool email, uid_t uid,
@@ -85,8 +102,11 @@ static enum notify_outcome start_job(const struct notifier *nt, bool email, uid_
     enum notify_outcome o;
     if (email) {
         char *to = email_address(user, nt->policy->email_domain);
-        o = notify_email_start(&j->send.email, nt->policy->sendmail, nt->policy->email_from, to,
-                               n->subject, n->body, CHILD_TIMEOUT_USEC, msg, len);
+        if (nt->policy->email_chart)
+            o = start_email_chart(nt, j, uid, user, to, n, msg, len);
+        else
+            o = notify_email_start(&j->send.email, nt->policy->sendmail, nt->policy->email_from,
+                                   to, n->subject, n->body, CHILD_TIMEOUT_USEC, msg, len);
         free(to);
     } else {
         char runtime_dir[4096];

@@ -9,6 +9,7 @@
 
 #include "environment.h"
 #include "events.h"
+#include "history.h"
 #include "metrics.h"
 #include "notice_jobs.h"
 #include "notice_rate.h"
@@ -33,6 +34,7 @@ struct notifier {
     struct metrics *metrics;
     bool enforcing;
     struct persist_io io;
+    const struct history *history;  /* the users' last hour, for mails' charts */
 };
 
 /* The notice for decision x, if one is due.  procs are the decided

@@ -5,11 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base64.h"
+#include "cairo_lib.h"
 #include "child.h"
 #include "notify_email.h"
+#include "strbuf.h"
+#include "usage_chart.h"
 #include "util.h"
 
 #define SUBJECT_MAX 200     /* bytes, before encoding */
@@ -131,14 +136,9 @@ static void body_text(FILE *out, const char *s)
         fputc('\n', out);
 }
 
-char *email_compose(const char *from, const char *to, const char *subject, const char *body,
-                    time_t date)
+/* From, To, Subject, Date, Auto-Submitted and MIME-Version. */
+static void head(FILE *out, const char *from, const char *to, const char *subject, time_t date)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    if (!out)
-        abort(); /* out of memory, as in util.c */
     char *from_v = header_value(from, HEADER_VALUE_MAX);
     char *to_v = header_value(to, HEADER_VALUE_MAX);
     char *subject_v = header_value(subject, SUBJECT_MAX);
@@ -150,15 +150,69 @@ char *email_compose(const char *from, const char *to, const char *subject, const
     fputc('\n', out);
     date_header(out, date);
     fputs("Auto-Submitted: auto-generated\n"
-          "MIME-Version: 1.0\n"
-          "Content-Type: text/plain; charset=utf-8\n"
-          "Content-Transfer-Encoding: 8bit\n"
-          "\n",
+          "MIME-Version: 1.0\n",
           out);
-    body_text(out, body);
     free(from_v);
     free(to_v);
     free(subject_v);
+}
+
+static const char text_part[] = "Content-Type: text/plain; charset=utf-8\n"
+                                "Content-Transfer-Encoding: 8bit\n"
+                                "\n";
+
+char *email_compose(const char *from, const char *to, const char *subject, const char *body,
+                    time_t date)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out)
+        abort(); /* out of memory, as in util.c */
+    head(out, from, to, subject, date);
+    fputs(text_part, out);
+    body_text(out, body);
+    if (fclose(out) != 0)
+        abort();
+    return text;
+}
+
+char *email_compose_image(const char *from, const char *to, const char *subject,
+                          const char *body, const unsigned char *png, size_t png_len,
+                          time_t date)
+{
+    /* The body is the user's process names and more: the boundary must
+     * be one it does not hold. */
+    char boundary[64];
+    for (unsigned n = 0;; n++) {
+        snprintf(boundary, sizeof(boundary), "=_loginguard_%lx_%x_%u", (unsigned long)date,
+                 (unsigned)getpid(), n);
+        if (!strstr(body, boundary))
+            break;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out)
+        abort();
+    head(out, from, to, subject, date);
+    fprintf(out, "Content-Type: multipart/mixed; boundary=\"%s\"\n\n"
+            "This is a message in MIME format: the notice, then a chart of your usage.\n"
+            "\n--%s\n%s", boundary, boundary, text_part);
+    body_text(out, body);
+    /* The line end before a boundary is the boundary's: the text part
+     * keeps its own last one. */
+    fprintf(out, "\n--%s\n"
+            "Content-Type: image/png; name=\"usage.png\"\n"
+            "Content-Transfer-Encoding: base64\n"
+            "Content-Disposition: inline; filename=\"usage.png\"\n"
+            "\n", boundary);
+    struct strbuf b64 = {0};
+    base64_encode(&b64, png, png_len, 76);
+    if (b64.len)
+        fwrite(b64.s, 1, b64.len, out);
+    strbuf_free(&b64);
+    fprintf(out, "--%s--\n", boundary);
     if (fclose(out) != 0)
         abort();
     return text;
@@ -197,6 +251,38 @@ static int split_command(char *copy, struct sendmail_run *run)
     return n ? 0 : -1;
 }
 
+/* The command split into run->argv (pointing into copy): 0, or -1 with
+ * err. */
+static int check_command(const char *sendmail_command, char *copy, struct sendmail_run *run,
+                         char *err, size_t err_len)
+{
+    if (split_command(copy, run) < 0) {
+        snprintf(err, err_len, "the sendmail command '%s' is empty or has more than %d words",
+                 sendmail_command, MAX_ARGS);
+        return -1;
+    }
+    if (run->argv[0][0] != '/' || access(run->argv[0], X_OK) != 0) {
+        snprintf(err, err_len, "the sendmail command '%s' is not an executable given by its full "
+                 "path (%s); install a mail transfer agent or set the command to one",
+                 run->argv[0], run->argv[0][0] != '/' ? "not absolute" : strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static enum notify_outcome start(struct email_send *s, const char *program, child_fn *fn,
+                                 void *arg, const char *input, uint64_t timeout_usec, char *err,
+                                 size_t err_len)
+{
+    s->program = xstrdup(program);
+    s->timeout_usec = timeout_usec;
+    if (child_start(&s->child, fn, arg, input, input ? strlen(input) : 0, timeout_usec) == 0)
+        return NOTIFY_PENDING;
+    snprintf(err, err_len, "could not start '%s': %s", s->program, strerror(errno));
+    notify_email_free(s);
+    return NOTIFY_FAILED;
+}
+
 enum notify_outcome notify_email_start(struct email_send *s, const char *sendmail_command,
                                        const char *from, const char *to, const char *subject,
                                        const char *body, uint64_t timeout_usec, char *err,
@@ -206,26 +292,77 @@ enum notify_outcome notify_email_start(struct email_send *s, const char *sendmai
     char *copy = xstrdup(sendmail_command);
     struct sendmail_run run;
     enum notify_outcome outcome = NOTIFY_FAILED;
-    if (split_command(copy, &run) < 0) {
-        snprintf(err, err_len, "the sendmail command '%s' is empty or has more than %d words",
-                 sendmail_command, MAX_ARGS);
-    } else if (run.argv[0][0] != '/' || access(run.argv[0], X_OK) != 0) {
-        snprintf(err, err_len, "the sendmail command '%s' is not an executable given by its full "
-                 "path (%s); install a mail transfer agent or set the command to one",
-                 run.argv[0], run.argv[0][0] != '/' ? "not absolute" : strerror(errno));
-    } else {
+    if (check_command(sendmail_command, copy, &run, err, err_len) == 0) {
         char *message = email_compose(from, to, subject, body, time(NULL));
-        s->program = xstrdup(run.argv[0]);
-        s->timeout_usec = timeout_usec;
-        if (child_start(&s->child, exec_sendmail, &run, message, strlen(message),
-                        timeout_usec) == 0) {
-            outcome = NOTIFY_PENDING;
-        } else {
-            snprintf(err, err_len, "could not start '%s': %s", s->program, strerror(errno));
-            notify_email_free(s);
-        }
+        outcome = start(s, run.argv[0], exec_sendmail, &run, message, timeout_usec, err,
+                        err_len);
         free(message);
     }
+    free(copy);
+    return outcome;
+}
+
+struct chart_mail {
+    struct sendmail_run run;
+    const char *from, *to, *subject, *body;
+    const struct email_chart *chart;
+};
+
+/* The chart as a PNG: 0, or -1 with why. */
+static int draw_chart(const struct email_chart *c, struct strbuf *png, char *why, size_t len)
+{
+    struct cairo_lib lib;
+    if (cairo_lib_load(&lib, why, len) < 0)
+        return -1;
+    struct usage_chart u = {
+        .title = c->title, .from = c->from, .until = c->until, .points = c->points,
+        .point_count = c->count, .lines = true, .cpu_threshold = c->cpu_threshold,
+    };
+    return usage_chart_png(&lib, &u, png, why, len);
+}
+
+/* In the child: draw, compose, and run sendmail with the message as its
+ * standard input (a memory file, read from its start). */
+static int send_with_chart(void *arg)
+{
+    struct chart_mail *m = arg;
+    struct strbuf png = {0};
+    char why[512];
+    char *message;
+    if (draw_chart(m->chart, &png, why, sizeof(why)) == 0) {
+        message = email_compose_image(m->from, m->to, m->subject, m->body,
+                                      (const unsigned char *)png.s, png.len, time(NULL));
+    } else {
+        fprintf(stderr, "loginguardd: a mailed notice goes without its chart: %s\n", why);
+        message = email_compose(m->from, m->to, m->subject, m->body, time(NULL));
+    }
+    int fd = memfd_create("loginguard-mail", MFD_CLOEXEC);
+    size_t len = strlen(message), done = 0;
+    while (fd >= 0 && done < len) {
+        ssize_t w = write(fd, message + done, len - done);
+        if (w <= 0)
+            return 126;
+        done += (size_t)w;
+    }
+    if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, STDIN_FILENO) < 0)
+        return 126;
+    return exec_sendmail(&m->run);
+}
+
+enum notify_outcome notify_email_start_chart(struct email_send *s, const char *sendmail_command,
+                                             const char *from, const char *to,
+                                             const char *subject, const char *body,
+                                             const struct email_chart *chart,
+                                             uint64_t timeout_usec, char *err, size_t err_len)
+{
+    memset(s, 0, sizeof(*s));
+    char *copy = xstrdup(sendmail_command);
+    struct chart_mail m = {.from = from, .to = to, .subject = subject, .body = body,
+                           .chart = chart};
+    enum notify_outcome outcome = NOTIFY_FAILED;
+    if (check_command(sendmail_command, copy, &m.run, err, err_len) == 0)
+        outcome = start(s, m.run.argv[0], send_with_chart, &m, NULL, timeout_usec, err,
+                        err_len);
     free(copy);
     return outcome;
 }

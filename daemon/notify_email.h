@@ -10,6 +10,7 @@
 
 #include "child.h"
 #include "notify_outcome.h"
+#include "report.h"
 
 /* A mail under way. */
 struct email_send {
@@ -29,6 +30,26 @@ enum notify_outcome notify_email_start(struct email_send *s, const char *sendmai
                                        const char *from, const char *to, const char *subject,
                                        const char *body, uint64_t timeout_usec, char *err,
                                        size_t err_len);
+/* The chart a mail may carry ([notify] email_chart): the user's usage
+ * over the last hour, as usage_chart.h draws it. */
+struct email_chart {
+    const char *title;
+    const struct report_point *points;   /* oldest first */
+    size_t count;
+    uint64_t from, until;                /* realtime usec */
+    double cpu_threshold;                /* [violation] cpu */
+};
+
+/* notify_email_start, the message carrying chart: the child draws it
+ * (it loads cairo there; the daemon never does) and hands sendmail
+ * email_compose_image()'s message; a chart it cannot draw leaves the
+ * mail as email_compose() makes it, and says why on stderr. */
+enum notify_outcome notify_email_start_chart(struct email_send *s, const char *sendmail_command,
+                                             const char *from, const char *to,
+                                             const char *subject, const char *body,
+                                             const struct email_chart *chart,
+                                             uint64_t timeout_usec, char *err, size_t err_len);
+
 /* The outcome of a child that has ended; frees s. */
 enum notify_outcome notify_email_finish(struct email_send *s, enum child_result result,
                                         int status, char *err, size_t err_len);
@@ -53,5 +74,13 @@ char *email_address(const char *user, const char *domain);
  * without -i).  Lines end in "\n"; sendmail makes them CRLF. */
 char *email_compose(const char *from, const char *to, const char *subject, const char *body,
                     time_t date);
+
+/* The same message as multipart/mixed: first the text, as a part whose
+ * content is email_compose()'s body byte for byte, then png inline
+ * (image/png, base64, "usage.png").  The boundary is one the body does
+ * not hold. */
+char *email_compose_image(const char *from, const char *to, const char *subject,
+                          const char *body, const unsigned char *png, size_t png_len,
+                          time_t date);
 
 #endif

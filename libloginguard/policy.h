@@ -89,6 +89,7 @@ struct policy {
     char *email_from;
     uint64_t rate_limit;        /* usec: one notice of a kind per user per this */
     bool notify_in_observe;     /* in observe mode, send notices marked as such */
+    bool email_chart;           /* mails carry a chart of the user's last hour */
     struct name_list notices_dirs; /* site first, then shipped */
     char *login_banner;         /* shown by pam_loginguard at every login; NULL = none */
     struct notice_templates notices;

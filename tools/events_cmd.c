@@ -229,3 +229,8 @@ int events_command(int argc, char **argv, const struct events_args *a)
     event_filter_free(&filter);
     return code;
 }
+
+int events_cannot_read(const char *path, int error)
+{
+    return cannot_read(path, error);
+}

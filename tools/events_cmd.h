@@ -20,4 +20,8 @@ struct events_args {
  * exit status (loginguardctl(1)). */
 int events_command(int argc, char **argv, const struct events_args *a);
 
+/* Says why path cannot be read and what it takes (stderr); returns the
+ * exit status for it (4). */
+int events_cannot_read(const char *path, int error);
+
 #endif

@@ -20,6 +20,7 @@
 #include "ctl_config.h"
 #include "control_proto.h"
 #include "events_cmd.h"
+#include "report_cmd.h"
 #include "units.h"
 #include "user_view.h"
 #include "utf8.h"
@@ -39,6 +40,7 @@ struct args {
     const char *reason;
     const char *duration;
     struct events_args events;
+    struct report_args report;
 };
 
 static void usage(FILE *f)
@@ -56,6 +58,9 @@ static void usage(FILE *f)
           "  events [--user NAME|UID] [--since 1h|TIME] [--kind K,...] [--follow]\n"
           "                                      the event log (read from its file)\n"
           "  metrics                             Prometheus text format (root, admin_group)\n"
+          "  report [--since 7d|TIME] [--until TIME] [--format text|json|csv|html]\n"
+          "         [--table users|programs|rules|days|returns]\n"
+          "                                      who and what the event log shows, counted\n"
           "exit status: 0 done, 1 refused, an error from the daemon or a config with\n"
           "errors, 2 usage, 3 the daemon cannot be reached, 4 the event log cannot be read\n",
           f);
@@ -370,6 +375,8 @@ static int build_request(int argc, char **argv, const struct args *a, struct con
         return usage_error("--for and --remove are for exempt");
     if (a->events.user || a->events.since || a->events.kind_count || a->events.follow)
         return usage_error("--user, --since, --kind and --follow are for events");
+    if (a->report.until || a->report.format || a->report.table)
+        return usage_error("--until, --format and --table are for report");
     if (req->op == CONTROL_WHY) {
         char *end;
         errno = 0;
@@ -559,6 +566,8 @@ static int parse_options(int argc, char **argv, struct args *a)
         {"dump", no_argument, NULL, 'D'},
         {"user", required_argument, NULL, 'u'},   {"since", required_argument, NULL, 'S'},
         {"kind", required_argument, NULL, 'k'},   {"follow", no_argument, NULL, 'F'},
+        {"until", required_argument, NULL, 'U'},  {"format", required_argument, NULL, 'O'},
+        {"table", required_argument, NULL, 'T'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -580,6 +589,9 @@ static int parse_options(int argc, char **argv, struct args *a)
             a->events.kinds[a->events.kind_count++] = optarg;
             break;
         case 'F': a->events.follow = true; break;
+        case 'U': a->report.until = optarg; break;
+        case 'O': a->report.format = optarg; break;
+        case 'T': a->report.table = optarg; break;
         case 'h': usage(stdout); exit(EXIT_OK);
         default: usage(stderr); return -1;
         }
@@ -595,12 +607,37 @@ static int events_main(int argc, char **argv, struct args *a)
     int code;
     if (a->all || a->reason || a->duration || a->remove) {
         code = usage_error("--all, --reason, --for and --remove are not for events");
+    } else if (a->report.until || a->report.format || a->report.table) {
+        code = usage_error("--until, --format and --table are for report");
     } else if (a->socket) {
         code = usage_error("events reads the event log, not the socket: give --config FILE");
     } else {
         a->events.config = a->config;
         a->events.json = a->json;
         code = events_command(argc, argv, &a->events);
+    }
+    free(a->events.kinds);
+    return code;
+}
+
+/* Not a request either: the report is made from the event log's file. */
+static int report_main(int argc, char **argv, struct args *a)
+{
+    int code;
+    if (a->json && a->report.format && strcmp(a->report.format, "json") != 0)
+        return free(a->events.kinds), usage_error("--json and --format %s: give one",
+                                                  a->report.format);
+    if (a->json)
+        a->report.format = "json";
+    if (a->all || a->reason || a->duration || a->remove || a->dump ||
+        a->events.user || a->events.kind_count || a->events.follow)
+        code = usage_error("report takes --since, --until, --format, --table and --config");
+    else if (a->socket)
+        code = usage_error("report reads the event log, not the socket: give --config FILE");
+    else {
+        a->report.config = a->config;
+        a->report.since = a->events.since;
+        code = report_command(argc, argv, &a->report);
     }
     free(a->events.kinds);
     return code;
@@ -619,6 +656,8 @@ int main(int argc, char **argv)
     }
     if (optind < argc && strcmp(argv[optind], "events") == 0)
         return events_main(argc - optind - 1, argv + optind + 1, &a);
+    if (optind < argc && strcmp(argv[optind], "report") == 0)
+        return report_main(argc - optind - 1, argv + optind + 1, &a);
     struct control_request req;
     int built = build_request(argc - optind, argv + optind, &a, &req);
     free(a.events.kinds);

@@ -17,6 +17,7 @@ PACKAGES="
   python3 python3-dbusmock dbus
   procps passwd uidmap util-linux valgrind
   prometheus
+  libcairo2-dev chromium
 "
 # `make fuzz` only: Debian's clang 14 and its runtimes (libFuzzer, the
 # sanitizers), which clang-14 pulls in only as a recommendation.

@@ -4,12 +4,14 @@ through a capturing sendmail, and for their next login (issue: notices
 acceptance).  The desktop channel's own tests are in
 test_notify_channels.py; its wiring is the same as the others'."""
 
+import email
 import errno
 import io
 import json
 import os
 import pty
 import shlex
+import struct
 import subprocess
 import time
 
@@ -202,6 +204,38 @@ class Notices(lgtest.DaemonTestCase):
         self.assertEqual([(n["kind"], n["read"]) for n in kept], [("forbidden", False)])
         self.assertIn("SITE TEMPLATE", kept[0]["body"])
         self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
+
+
+class ChartedMail(lgtest.DaemonTestCase):
+    """[notify] email_chart = yes: the daemon's mail child draws the
+    user's hour, and the mail's text is the same as without it."""
+
+    @classmethod
+    def policy(cls):
+        return policy(cls.parent, cls.workdir) + "email_chart = yes\n"
+
+    daemon_rules = classmethod(Notices.daemon_rules.__func__)
+    prepare = classmethod(Notices.prepare.__func__)
+    mails_to = Notices.mails_to
+    run_forbidden = Notices.run_forbidden
+
+    def test_mail_carries_the_users_hour_after_the_same_text(self):
+        user = self.users.add("lgtest24")
+        self.run_forbidden(user, 1)
+        self.daemon.wait_event(5, event="notice", channel="email", outcome="sent",
+                               uid=user.pw_uid)
+        mails = self.mails_to("lgtest24@example.org")
+        self.assertEqual(len(mails), 1)
+        message = email.message_from_string(mails[0].split("\n", 1)[1])
+        self.assertEqual(message.get_content_type(), "multipart/mixed")
+        self.assertEqual(message.get_all("To"), ["lgtest24@example.org"])
+        self.assertIsNone(message.get("Bcc"))
+        text, image = message.get_payload()
+        self.assertEqual(text.get_content_type(), "text/plain")
+        self.assertIn("SITE TEMPLATE", text.get_payload(decode=True).decode())
+        png = image.get_payload(decode=True)
+        self.assertEqual((image.get_content_type(), png[:8]), ("image/png", b"\x89PNG\r\n\x1a\n"))
+        self.assertEqual(struct.unpack(">II", png[16:24]), (480, 150))
 
 
 if __name__ == "__main__":

@@ -5,10 +5,12 @@ notification daemon on it, and a capturing sendmail.  The channels are
 called through tests/helpers/lg-notify, which links libloginguard."""
 
 import os
+import email
 import re
 import select
 import signal
 import socket
+import struct
 import subprocess
 import termios
 import time
@@ -391,6 +393,35 @@ cat > {cls.workdir}/message
         # In the body the name is plain text; a lone dot cannot end it early.
         self.assertEqual(body, "Your program sim\nBcc: evil@example.org used 4 cores.\n. \n"
                                "sbatch --wrap 'sim'\n")
+
+    def test_chart_comes_inline_after_the_same_text(self):
+        body = "Your program sim\nBcc: evil@example.org used 4 cores.\n.\nsbatch --wrap 'sim'\n"
+        out, _ = lg_notify("email", self.capture, "root", "alice", "s", body)
+        self.assertEqual(out, "sent")
+        _, _, plain = self.captured()
+        out, _ = lg_notify("email", "--chart", f"{self.capture} -i -t", "root", "alice", "s",
+                           body)
+        self.assertEqual(out, "sent")
+        with open(os.path.join(self.workdir, "message"), "rb") as f:
+            message = email.message_from_bytes(f.read())
+        self.assertEqual(message.get_content_type(), "multipart/mixed")
+        self.assertEqual(message.get_all("To"), ["alice"])
+        parts = message.get_payload()
+        self.assertEqual([p.get_content_type() for p in parts], ["text/plain", "image/png"])
+        # The text part is the plain mail's body, byte for byte.
+        self.assertEqual(parts[0].get_payload(decode=True).decode(), plain)
+        self.assertEqual(parts[1].get_content_disposition(), "inline")
+        self.assertEqual(parts[1].get_filename(), "usage.png")
+        png = parts[1].get_payload(decode=True)
+        self.assertEqual(png[:8], b"\x89PNG\r\n\x1a\n")
+        self.assertEqual(struct.unpack(">II", png[16:24]), (480, 150))
+        self.assertGreater(len(png), 3000)  # lines and labels, not a blank picture
+        with open(os.path.join(self.workdir, "chart.png"), "wb") as f:
+            f.write(png)
+        keep = os.environ.get("LG_EMAIL_CHART")
+        if keep:
+            with open(keep, "wb") as f:
+                f.write(png)
 
     def test_local_address_without_domain(self):
         self.assertEqual(lg_notify("address", "lgtestalice")[0], "lgtestalice")

@@ -70,7 +70,7 @@ has()
 }
 
 # Commands, and options before one.
-expect "check-config events exempt forgive me metrics reload status user why" loginguardctl ""
+expect "check-config events exempt forgive me metrics reload report status user why" loginguardctl ""
 expect "status" loginguardctl st
 expect "check-config" loginguardctl ch
 expect "--json" loginguardctl --j
@@ -115,6 +115,12 @@ expect "10m 1d 1h" loginguardctl events --since 1
 expect "today" loginguardctl events --since to
 expect "1d 1h" loginguardctl exempt bob --for 1
 expect "" loginguardctl forgive bob --reason ""
+expect "reload report" loginguardctl re
+expect "--config --format --help --json --since --socket --table --until" loginguardctl report --
+expect "html" loginguardctl report --format h
+expect "programs" loginguardctl report --format csv --table pro
+expect "1d 1h" loginguardctl report --until 1
+expect "--table" loginguardctl report --format = csv --t
 
 # Registered for the command's name.
 if complete -p loginguardctl | grep -q -- '-F _loginguardctl'; then

@@ -209,6 +209,7 @@ static const char site_dropin[] =
     "email_from = hpc-support@example.org\n"
     "rate_limit = 2h\n"
     "in_observe = yes\n"
+    "email_chart = yes\n"
     "notices_dirs = " SHIPPED "/notices\n"
     "login_banner = login1: a shared node; run jobs with sbatch\n";
 

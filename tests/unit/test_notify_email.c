@@ -92,6 +92,62 @@ static void test_addresses(void **state)
     free(a);
 }
 
+/* With a chart: the same headers, multipart/mixed, the text part the
+ * very body of the plain mail, the PNG in base64 lines of 76; a body
+ * that holds the boundary the mail would use gets another. */
+static void test_image_mail_keeps_the_text_part(void **state)
+{
+    (void)state;
+    char taken[80];
+    snprintf(taken, sizeof(taken), "=_loginguard_%lx_%x_0", (unsigned long)DATE,
+             (unsigned)getpid());
+    char body[256];
+    snprintf(body, sizeof(body), "one\r\n.\nname: %s\n", taken);
+    unsigned char png[100];
+    for (size_t i = 0; i < sizeof(png); i++)
+        png[i] = (unsigned char)i;
+    char *plain = email_compose("root", "bob", "your program", body, DATE);
+    char *m = email_compose_image("root", "bob", "your program", body, png, sizeof(png), DATE);
+    char *plain_head = headers_of(plain), *head = headers_of(m);
+    /* Headers alike but for the Content-Type (and the encoding, which
+     * goes to the text part). */
+    assert_memory_equal(plain_head, head, strstr(plain_head, "Content-Type") - plain_head);
+    char boundary[96];
+    snprintf(boundary, sizeof(boundary), "=_loginguard_%lx_%x_1", (unsigned long)DATE,
+             (unsigned)getpid());
+    char *want = NULL;
+    assert_true(asprintf(&want, "Content-Type: multipart/mixed; boundary=\"%s\"\n", boundary) > 0);
+    assert_non_null(strstr(head, want));
+    free(want);
+    /* The text part: from its blank line to the line end before the
+     * next boundary, the plain mail's body exactly. */
+    char *delim = NULL;
+    assert_true(asprintf(&delim, "\n--%s\n", boundary) > 0);
+    const char *first = strstr(m, delim);
+    assert_non_null(first);
+    const char *text = strstr(first, "\n\n") + 2;
+    const char *second = strstr(text, delim);
+    assert_non_null(second);
+    const char *plain_body = strstr(plain, "\n\n") + 2;
+    assert_int_equal((size_t)(second - text), strlen(plain_body));
+    assert_memory_equal(text, plain_body, strlen(plain_body));
+    assert_non_null(strstr(second, "Content-Type: image/png; name=\"usage.png\"\n"
+                                   "Content-Transfer-Encoding: base64\n"
+                                   "Content-Disposition: inline; filename=\"usage.png\"\n\n"
+                                   "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKiss"
+                                   "LS4vMDEyMzQ1Njc4\nOTo7PD0+P0BBQkNERUZHSElKS0xNTk9QUVJTVFVW"
+                                   "V1hZWltcXV5fYGFiYw==\n"));
+    char *end = NULL;
+    assert_true(asprintf(&end, "\n--%s--\n", boundary) > 0);
+    assert_string_equal(m + strlen(m) - strlen(end), end);
+    free(end);
+    free(delim);
+    free(plain_head);
+    free(head);
+    free(plain);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -99,6 +155,7 @@ int main(void)
         cmocka_unit_test(test_body_cleaned),
         cmocka_unit_test(test_long_ascii_subject_folded),
         cmocka_unit_test(test_addresses),
+        cmocka_unit_test(test_image_mail_keeps_the_text_part),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

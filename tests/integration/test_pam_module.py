@@ -19,7 +19,7 @@ naming the socket, the user and the reason.  Then what the fake daemon
 received is exactly the documented request; what it answers is shown in
 order, or nothing with PAM_SILENT; root asks nothing; bad options are
 named and their defaults used.  Last, a thousand sessions and every
-failure path leave no descriptor open."""
+failure path leave no descriptor open, and under valgrind no leak."""
 
 import json
 import os
@@ -688,6 +688,55 @@ class Cycles(Case):
                                        cycles=10)
                     self.assertEqual(r.fds_after, r.fds_before, f"{make.__name__} {step}")
                     self.assertEqual(len(r.syslog), 10, r)
+
+
+class Valgrind(Case):
+    """lg-pam under memcheck: the module's every path, no error, no leak
+    (a plain build only: a sanitizer build checks the same its own way)."""
+
+    @classmethod
+    def setUpClass(cls):
+        if os.environ.get("LG_SANITIZERS"):
+            raise lgtest.unittest.SkipTest("a sanitizer build: valgrind cannot run it")
+        if not shutil.which("valgrind"):
+            raise lgtest.unittest.SkipTest("valgrind is not installed")
+        super().setUpClass()
+
+    def valgrind(self, path, steps, options, cycles, name):
+        log = os.path.join(self.workdir, f"valgrind-{name}.log")
+        r = self.run_steps(path, steps, options, cycles=cycles, timeout=600, wrapper=[
+            "valgrind", "--quiet", "--leak-check=full", "--show-leak-kinds=definite,indirect",
+            "--errors-for-leak-kinds=definite,indirect", "--track-fds=no",
+            f"--suppressions={SUPPRESSIONS}", f"--log-file={log}"])
+        with open(log) as f:
+            report = "".join(line for line in f if line.startswith("=="))
+        self.assertEqual(report, "", f"valgrind on {name}")
+        self.assertEqual(r.fds_after, r.fds_before, name)
+        return r
+
+    def test_a_thousand_sessions_with_messages(self):
+        messages = ["banner", "standing\nlevel 1", "notice\n\nbody"]
+        fake = self.fake(answer_each({"session": session_reply(messages),
+                                      "account": account_reply(False)}))
+        t0 = time.monotonic()
+        r = self.valgrind(fake.path, ["account", "open", "close"], ["deny_level=3"], 1000,
+                          "cycles")
+        opens = [s for s in r.steps if s.name == "open"]
+        self.assertEqual(len(opens), 1000)
+        self.assertTrue(all(s.rc == PAM_SUCCESS and s.infos == messages for s in opens))
+        print(f"valgrind, 1000 account/open/close cycles: {time.monotonic() - t0:.1f} s, clean")
+
+    def test_refusals_and_every_failure_path(self):
+        fake = self.fake(answer(account_reply(True, "refused", level=3)))
+        self.valgrind(fake.path, ["account"], ["deny_level=3"], 20, "refusal")
+        for make in FAILURES:
+            with self.subTest(make.__name__):
+                path, _, _ = make(self)
+                for fail in ("open", "closed"):
+                    self.valgrind(path, ["account", "open"],
+                                  ["timeout=50ms", "deny_level=3", f"fail={fail}",
+                                   "bogus", "timeout=x"],
+                                  5, f"{make.__name__}-{fail}")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 /* The usage trace: its lines both ways (hostile command lines byte for
  * byte, only what changed written), the daemon's writer (modes, no
- * symlinks, its bounds), and the reader over a crash's cut line. */
+ * symlinks, its bounds), the reader over a crash's cut line, and the
+ * replay of loginguardctl simulate against the engine's own decisions. */
 #include "config.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
 
 #include "rules.h"
+#include "simulate.h"
 #include "strbuf.h"
 #include "testutil.h"
 #include "trace.h"
@@ -357,6 +359,70 @@ static void test_writer_bounded(void **state)
     remove_test_dir();
 }
 
+/* ------------------------------------------------------------------ */
+/* The replay against the engine itself */
+
+static void step(struct trace_decoder *d, struct snapshot *snap, void *arg)
+{
+    simulation_step(arg, d, snap);
+}
+
+static void test_simulate(void **state)
+{
+    (void)state;
+    const char *dir = make_test_dir();
+    struct policy cur = test_policy(dir), cand = test_policy(dir);
+    cur.window = cand.window = 10 * SEC;
+    cand.violation_cpu = 2 * cur.violation_cpu;
+    /* The candidate forbids what the process's command line says. */
+    char rule_path[256];
+    snprintf(rule_path, sizeof(rule_path), "%s",
+             write_file("r.rules", "{\"name\": \"no-evil\", \"class\": \"forbidden\", "
+                                   "\"argv\": \"evil\"}\n"));
+    struct errors errs = {0};
+    assert_int_equal(rules_load_file(&cand.rules, rule_path, &errs), 0);
+    struct trace_writer t;
+    trace_writer_init(&t);
+    char err[700] = "";
+    assert_int_equal(trace_writer_open(&t, &cur, err, sizeof(err)), 0);
+    /* Two minutes of alice at 3 cores: above 2, below 4. */
+    struct snapshot s = {0};
+    for (int i = 1; i <= 60; i++) {
+        fill(&s, T0 + (uint64_t)i * 2 * SEC, 3);
+        assert_int_equal(trace_writer_sample(&t, &s, "n", "observe", 2 * SEC, err, sizeof(err)),
+                         0);
+    }
+    trace_writer_close(&t);
+
+    struct simulation sim;
+    simulation_init(&sim, &cur, &cand);
+    struct trace_read_stats rs;
+    char path[256];
+    snprintf(path, sizeof(path), "%s/trace", dir);
+    assert_int_equal(trace_read_dir(path, 0, 0, step, &sim, &rs, err, sizeof(err)), 0);
+    assert_int_equal(sim.samples, 60);
+    const struct sim_user *alice = NULL;
+    for (size_t i = 0; i < sim.user_count; i++)
+        if (sim.users[i].uid == 1500)
+            alice = &sim.users[i];
+    assert_non_null(alice);
+    /* A window of 10 s over 120 s: the ladder's three rungs and more. */
+    assert_true(alice->o[0].violations >= 3);
+    assert_int_equal(alice->o[0].highest, 3);
+    assert_int_equal(alice->o[1].violations, 0);
+    assert_int_equal(alice->o[1].stopped, 1);
+    assert_int_equal(alice->o[1].stops[0].pid, 4242);
+    assert_string_equal(alice->o[1].stops[0].why, "no-evil");
+    assert_true(alice->o[0].throttled > 0);
+    assert_true(alice->o[0].notices > 0);
+    simulation_free(&sim);
+    snapshot_free(&s);
+    errors_free(&errs);
+    policy_free(&cur);
+    policy_free(&cand);
+    remove_test_dir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_writer_files),
         cmocka_unit_test(test_writer_refuses_symlink),
         cmocka_unit_test(test_writer_bounded),
+        cmocka_unit_test(test_simulate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@
 #include "sampler.h"
 #include "snapshot.h"
 #include "taskstats.h"
+#include "trace.h"
 
 struct options {
     const char *config_path;
@@ -56,6 +57,7 @@ struct daemon {
     struct control_server control; /* loginguardctl's socket; fd -1 when not listening */
     struct history history;  /* each active user's last hour, for loginguardctl user */
     struct metrics metrics;  /* counts for loginguardctl metrics and metrics_file */
+    struct trace_writer trace; /* what the engine saw, for loginguardctl simulate */
     bool enforcing;        /* enforce mode with its backend open */
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;

@@ -10,9 +10,8 @@
 #include "actions.h"
 #include "util.h"
 
-/* A process of a stop level is "offending" above this CPU (cores): an
- * idle shell or editor of the same user is left alone. */
-#define OFFENDING_CPU 0.1
+/* A process of a stop level is "offending" above OFFENDING_CPU (engine.h):
+ * an idle shell or editor of the same user is left alone. */
 
 static const char *user_name(const struct actions *a, uid_t uid)
 {

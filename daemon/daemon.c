@@ -102,6 +102,48 @@ static void log_event(struct daemon *d, const char *name, const char *message)
                     event_daemon(name, message, &d->policy, d->events.host, env_realtime(&d->env)));
 }
 
+static void trace_failed(struct daemon *d, const char *why)
+{
+    if (d->trace.failing)
+        return;
+    d->trace.failing = true;
+    say(d, LOG_ERR, why);
+    log_event(d, "trace_error", why);
+}
+
+static void open_trace(struct daemon *d)
+{
+    char err[700];
+    if (trace_writer_open(&d->trace, &d->policy, err, sizeof(err)) < 0)
+        trace_failed(d, err);
+}
+
+/* The sample into the trace, with the command lines of the processes it
+ * writes for the first time in its segment (read now, up to a bound: one
+ * not read in time is written without). */
+#define TRACE_ARGV_WAIT_USEC (50 * 1000)
+
+static void record_trace(struct daemon *d)
+{
+    if (!d->trace.enabled)
+        return;
+    size_t *idx = xmalloc((d->snap.proc_count + 1) * sizeof(*idx)), n = 0;
+    for (size_t i = 0; i < d->snap.proc_count; i++) {
+        const struct proc_sample *ps = &d->snap.procs[i];
+        if (!ps->argv && trace_writer_wants_argv(&d->trace, ps->pid, ps->start_time))
+            idx[n++] = i;
+    }
+    if (n)
+        sampler_fill_argv(&d->sampler, &d->policy, &d->snap, idx, n, TRACE_ARGV_WAIT_USEC);
+    free(idx);
+    char err[700];
+    if (trace_writer_sample(&d->trace, &d->snap, d->events.host, mode_name(d->policy.mode),
+                            d->policy.sample_interval, err, sizeof(err)) < 0)
+        trace_failed(d, err);
+    else
+        d->trace.failing = false;
+}
+
 /* Enforce mode needs its backend; without it the daemon does not start
  * (and a reload to enforce keeps observing), saying why. */
 static int start_enforcing(struct daemon *d)
@@ -275,6 +317,8 @@ int daemon_start(struct daemon *d)
         return -1;
     }
     restore_state(d);
+    trace_writer_init(&d->trace);
+    open_trace(d);
     open_control(d);
     /* Listening before the first sweep: nothing starts unseen between them. */
     sync_connector(d);
@@ -356,8 +400,10 @@ int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out
         if (!stop_requested)
             sync_connector(d);
     }
-    /* SIGHUP is also logrotate's signal: always reopen the event log. */
+    /* SIGHUP is also logrotate's signal: always reopen the event log,
+     * and begin a new trace segment (under the bounds now in force). */
     open_event_log(d, d->policy.event_log);
+    open_trace(d);
     service_notify("READY=1");
     if (out == &none)
         reload_outcome_free(out);
@@ -505,6 +551,7 @@ void daemon_tick(struct daemon *d)
     save_pending(d);  /* notified.json and login notices, the same way */
     event_log_tick(&d->events, false);
     fill_decision_argv(d);
+    record_trace(d);
     report_blocked_argv(d);
     /* Each decided user's processes, for what is done and said about it. */
     struct proc_table *procs = xcalloc(d->decisions.count + 1, sizeof(*procs));
@@ -626,6 +673,20 @@ void daemon_run(struct daemon *d)
     sigprocmask(SIG_UNBLOCK, &blocked, NULL);
 }
 
+int daemon_release(struct daemon *d)
+{
+    char err[512];
+    struct enforcer e;
+    if (enforcer_open(&e, &d->env, d->policy.backend, d->policy.cgroup_parent, err,
+                      sizeof(err)) < 0) {
+        fprintf(stderr, "loginguardd: --release: %s\n", err);
+        return 1;
+    }
+    int failed = enforcer_release_all(&e);
+    enforcer_close(&e, false);
+    return failed ? 1 : 0;
+}
+
 void daemon_finish(struct daemon *d)
 {
     service_notify("STOPPING=1");
@@ -640,6 +701,7 @@ void daemon_finish(struct daemon *d)
     proc_connector_close(&d->connector);
     taskstats_close(&d->exits);
     event_log_close(&d->events);
+    trace_writer_close(&d->trace);
     decisions_free(&d->decisions);
     snapshot_free(&d->snap);
     engine_state_free(&d->engine);

@@ -22,6 +22,7 @@
 #include "sampler.h"
 #include "snapshot.h"
 #include "taskstats.h"
+#include "trace.h"
 
 struct options {
     const char *config_path;
@@ -31,6 +32,7 @@ struct options {
     bool check_only;
     bool dump;             /* with check_only: print the policy in effect */
     bool release_on_exit;  /* lift every limit when stopping */
+    bool release_only;     /* lift every limit found, then exit (--release) */
 };
 
 struct daemon {
@@ -55,6 +57,7 @@ struct daemon {
     struct control_server control; /* loginguardctl's socket; fd -1 when not listening */
     struct history history;  /* each active user's last hour, for loginguardctl user */
     struct metrics metrics;  /* counts for loginguardctl metrics and metrics_file */
+    struct trace_writer trace; /* what the engine saw, for loginguardctl simulate */
     bool enforcing;        /* enforce mode with its backend open */
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;
@@ -86,6 +89,9 @@ struct reload_outcome {
 int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out);
 void reload_outcome_free(struct reload_outcome *o);
 void daemon_finish(struct daemon *d);
+/* --release: lift every user's limits that the configured backend finds
+ * and exit; 0, or 1 if some could not be lifted or the backend opened. */
+int daemon_release(struct daemon *d);
 void daemon_tick(struct daemon *d);
 
 #endif

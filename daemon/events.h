@@ -24,6 +24,8 @@
  *   events_suppressed  a user's events held back by the rate limit, by kind
  *   events_lost        events that could not be written (a full disk)
  *   metrics_error      metrics_file could not be written (said once until it can)
+ *   trace_error        the usage trace could not be opened or written (said once
+ *                      until a sample is written again)
  *   daemon_started, daemon_stopped, config_reloaded, config_error */
 #ifndef LOGINGUARD_EVENTS_H
 #define LOGINGUARD_EVENTS_H

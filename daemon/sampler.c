@@ -703,6 +703,7 @@ static void fill_proc_sample(const struct sampler *s, struct proc_sample *ps,
     ps->session = t->session;
     memcpy(ps->comm, t->comm, sizeof(ps->comm));
     ps->exe = t->prog && t->prog->exe ? xstrdup(t->prog->exe) : NULL;
+    ps->exe_trusted = t->prog && t->prog->exe_trusted;
     /* The command line itself is read when an event or notice needs it
      * (sampler_fill_argv); what it is known by is kept. */
     if (t->prog && t->prog->argv_known) {

@@ -57,6 +57,9 @@ const struct config_key config_keys[] = {
     {"notify", "email_chart", T_BOOL, P(email_chart), 0},
     {"notify", "notices_dirs", T_LIST, P(notices_dirs), 0},
     {"notify", "login_banner", T_STRING, P(login_banner), 0},
+    {"trace", "enabled", T_BOOL, P(trace_enabled), 0},
+    {"trace", "max_size", T_SIZE, P(trace_max_size), 0},
+    {"trace", "max_age", T_DURATION, P(trace_max_age), 0},
     {NULL, NULL, 0, 0, 0},
 };
 

@@ -18,7 +18,7 @@
 #include "util.h"
 
 static const char *const sections[] = {"daemon", "share", "violation", "classes",
-                                       "exempt", "level N", "notify", NULL};
+                                       "exempt", "level N", "notify", "trace", NULL};
 
 /* Where the parser is in a file. */
 struct cursor {
@@ -235,7 +235,7 @@ static int enter_section(const char *name, struct cursor *c, struct policy *p,
     }
     errors_add(c->errs, c->path, c->line,
                "unknown section [%s]; sections are [daemon], [share], [violation], "
-               "[classes], [exempt], [level N] and [notify]",
+               "[classes], [exempt], [level N], [notify] and [trace]",
                name);
     return -1;
 }
@@ -379,6 +379,11 @@ int config_validate(struct policy *p, const char *path, struct errors *errs)
     if (p->events_per_user > 0 && p->events_interval == 0)
         errors_add(errs, path, 0, "[daemon] events_interval must be above 0 (events_per_user = 0 "
                    "writes every event)");
+    if (p->trace_enabled && p->trace_max_size < TRACE_MIN_SIZE)
+        errors_add(errs, path, 0, "[trace] max_size must be at least 1M (a trace smaller than an "
+                   "hour of samples replays nothing); enabled = no records none");
+    if (p->trace_enabled && p->trace_max_age < 60 * USEC_PER_SEC)
+        errors_add(errs, path, 0, "[trace] max_age must be at least 1m; enabled = no records none");
     if (p->memory_pressure > 100)
         errors_add(errs, path, 0, "[violation] memory_pressure is a percentage: 0 (off) to 100");
     if (p->violation_cpu <= 0 && p->violation_memory == 0)

@@ -13,6 +13,9 @@
 #include "snapshot.h"
 
 #define TOP_PROCS 5
+/* At a level that stops, the processes of a violation that use at least
+ * this many cores are stopped (the daemon's actions, and the replay). */
+#define OFFENDING_CPU 0.1
 
 /* What the last violation was about, as a user is told at login. */
 enum violation_reason {

@@ -14,6 +14,7 @@
 
 #define MAX_LEVELS 8
 #define MAX_NAMES 64
+#define TRACE_MIN_SIZE (1ULL << 20) /* [trace] max_size at least */
 
 enum mode { MODE_OBSERVE, MODE_ENFORCE };
 enum backend { BACKEND_AUTO, BACKEND_SYSTEMD, BACKEND_CGROUPFS };
@@ -93,6 +94,11 @@ struct policy {
     struct name_list notices_dirs; /* site first, then shipped */
     char *login_banner;         /* shown by pam_loginguard at every login; NULL = none */
     struct notice_templates notices;
+
+    /* [trace]: what the engine saw, kept for loginguardctl simulate */
+    bool trace_enabled;
+    uint64_t trace_max_size;    /* bytes of every segment together */
+    uint64_t trace_max_age;     /* usec: older segments are deleted */
 
     struct rule_set rules;
 };

@@ -26,6 +26,7 @@ struct proc_sample {
     pid_t session;
     char comm[COMM_LEN];
     char *exe;               /* real path, or NULL if unreadable */
+    bool exe_trusted;        /* exe means what it says (programs.h) */
     char *argv;              /* the first argv_len bytes (at most ARGV_KEEP) of the command
                                 line, NUL-separated, hostile bytes kept; NULL when unread */
     size_t argv_len;

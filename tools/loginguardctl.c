@@ -21,6 +21,7 @@
 #include "control_proto.h"
 #include "events_cmd.h"
 #include "report_cmd.h"
+#include "simulate_cmd.h"
 #include "units.h"
 #include "user_view.h"
 #include "utf8.h"
@@ -41,6 +42,7 @@ struct args {
     const char *duration;
     struct events_args events;
     struct report_args report;
+    const char *current, *trace;   /* simulate */
 };
 
 static void usage(FILE *f)
@@ -61,8 +63,11 @@ static void usage(FILE *f)
           "  report [--since 7d|TIME] [--until TIME] [--format text|json|csv|html]\n"
           "         [--table users|programs|rules|days|returns]\n"
           "                                      who and what the event log shows, counted\n"
+          "  simulate --config CANDIDATE [--current FILE] [--since 7d|TIME] [--until TIME]\n"
+          "           [--trace DIR]               the usage trace replayed under both\n"
           "exit status: 0 done, 1 refused, an error from the daemon or a config with\n"
-          "errors, 2 usage, 3 the daemon cannot be reached, 4 the event log cannot be read\n",
+          "errors, 2 usage, 3 the daemon cannot be reached, 4 the event log (or the\n"
+          "trace) cannot be read\n",
           f);
 }
 
@@ -568,6 +573,7 @@ static int parse_options(int argc, char **argv, struct args *a)
         {"kind", required_argument, NULL, 'k'},   {"follow", no_argument, NULL, 'F'},
         {"until", required_argument, NULL, 'U'},  {"format", required_argument, NULL, 'O'},
         {"table", required_argument, NULL, 'T'},
+        {"current", required_argument, NULL, 'C'}, {"trace", required_argument, NULL, 'X'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -592,6 +598,8 @@ static int parse_options(int argc, char **argv, struct args *a)
         case 'U': a->report.until = optarg; break;
         case 'O': a->report.format = optarg; break;
         case 'T': a->report.table = optarg; break;
+        case 'C': a->current = optarg; break;
+        case 'X': a->trace = optarg; break;
         case 'h': usage(stdout); exit(EXIT_OK);
         default: usage(stderr); return -1;
         }
@@ -643,6 +651,27 @@ static int report_main(int argc, char **argv, struct args *a)
     return code;
 }
 
+/* Nor is simulate: the trace is replayed here, offline. */
+static int simulate_main(int argc, char **argv, struct args *a)
+{
+    int code;
+    if (a->all || a->reason || a->duration || a->remove || a->dump || a->events.user ||
+        a->events.kind_count || a->events.follow || a->report.format || a->report.table)
+        code = usage_error("simulate takes --config, --current, --trace, --since, --until and "
+                           "--json");
+    else if (a->socket)
+        code = usage_error("simulate replays the trace without the daemon: no --socket");
+    else {
+        struct simulate_args s = {
+            .candidate = a->config, .current = a->current, .trace = a->trace,
+            .since = a->events.since, .until = a->report.until, .json = a->json,
+        };
+        code = simulate_command(argc, argv, &s);
+    }
+    free(a->events.kinds);
+    return code;
+}
+
 int main(int argc, char **argv)
 {
     struct args a = {0};
@@ -658,6 +687,12 @@ int main(int argc, char **argv)
         return events_main(argc - optind - 1, argv + optind + 1, &a);
     if (optind < argc && strcmp(argv[optind], "report") == 0)
         return report_main(argc - optind - 1, argv + optind + 1, &a);
+    if (optind < argc && strcmp(argv[optind], "simulate") == 0)
+        return simulate_main(argc - optind - 1, argv + optind + 1, &a);
+    if (a.current || a.trace) {
+        free(a.events.kinds);
+        return usage_error("--current and --trace are for simulate");
+    }
     struct control_request req;
     int built = build_request(argc - optind, argv + optind, &a, &req);
     free(a.events.kinds);

@@ -229,11 +229,9 @@ class PamEnv:
             # pam_wrapper is preloaded before ASan's runtime: allowed here.
             env["ASAN_OPTIONS"] = ":".join(filter(None, [
                 os.environ.get("ASAN_OPTIONS", ""), "verify_asan_link_order=0"]))
-            # ASan refuses dlopen with RTLD_DEEPBIND, which pam_wrapper uses
-            # for libpam unless told not to; 1.1.4 reads uid_wrapper's
-            # variable for it (and later versions their own).
+            # pam_wrapper loads libpam with RTLD_DEEPBIND, which ASan
+            # refuses; its switch for that still bears uid_wrapper's name.
             env["UID_WRAPPER_DISABLE_DEEPBIND"] = "1"
-            env["PAM_WRAPPER_DISABLE_DEEPBIND"] = "1"
         env.update(extra or {})
         return env
 

@@ -70,7 +70,7 @@ has()
 }
 
 # Commands, and options before one.
-expect "check-config events exempt forgive me metrics reload report status user why" loginguardctl ""
+expect "check-config events exempt forgive me metrics reload report simulate status user why" loginguardctl ""
 expect "status" loginguardctl st
 expect "check-config" loginguardctl ch
 expect "--json" loginguardctl --j
@@ -121,6 +121,10 @@ expect "html" loginguardctl report --format h
 expect "programs" loginguardctl report --format csv --table pro
 expect "1d 1h" loginguardctl report --until 1
 expect "--table" loginguardctl report --format = csv --t
+expect "simulate" loginguardctl si
+expect "--config --current --help --json --since --socket --trace --until" loginguardctl simulate --
+expect "$dir/loginguard.conf" loginguardctl simulate --config "$dir/l" --current "$dir/log"
+expect "7d" loginguardctl simulate --config x --since 7
 
 # Registered for the command's name.
 if complete -p loginguardctl | grep -q -- '-F _loginguardctl'; then

@@ -76,6 +76,9 @@ static void test_shipped_config_is_the_default(void **state)
     assert_int_equal(shipped.stop_grace, builtin.stop_grace);
     assert_int_equal(shipped.events_per_user, builtin.events_per_user);
     assert_int_equal(shipped.events_interval, builtin.events_interval);
+    assert_int_equal(shipped.trace_enabled, builtin.trace_enabled);
+    assert_int_equal(shipped.trace_max_size, builtin.trace_max_size);
+    assert_int_equal(shipped.trace_max_age, builtin.trace_max_age);
     assert_true(shipped.compute_cpu == builtin.compute_cpu);
     assert_int_equal(shipped.compute_grace, builtin.compute_grace);
     assert_true(shipped.exempt_cpu == builtin.exempt_cpu);
@@ -196,7 +199,7 @@ static void test_syntax_errors(void **state)
     expect_error("[daemon\n", ":1: a section header looks like [name]");
     expect_error("[violaton]\ncpu = 2\n",
                  ":1: unknown section [violaton]; sections are [daemon], [share], [violation], "
-                 "[classes], [exempt], [level N] and [notify]");
+                 "[classes], [exempt], [level N], [notify] and [trace]");
     expect_error("[daemon]\nmdoe = observe\n",
                  ":2: unknown key 'mdoe' in [daemon]; known keys: mode, sample_interval, "
                  "scan_interval, proc_connector, min_uid, admin_group, event_log, state_dir, control_socket, "

@@ -211,7 +211,11 @@ static const char site_dropin[] =
     "in_observe = yes\n"
     "email_chart = yes\n"
     "notices_dirs = " SHIPPED "/notices\n"
-    "login_banner = login1: a shared node; run jobs with sbatch\n";
+    "login_banner = login1: a shared node; run jobs with sbatch\n"
+    "[trace]\n"
+    "enabled = no\n"
+    "max_size = 1.5G\n"
+    "max_age = 36h\n";
 
 /* The drop-in is only a test of every key if it changes every key. */
 static void assert_every_key_changed(struct policy *site)

@@ -529,6 +529,19 @@ class Answered(Case):
         self.assertEqual(json.loads(fake.requests[0]), {"version": 1, "request": "session",
                                                         "user": self.uid(), "notices": False})
 
+    def test_a_program_of_the_user_itself_asks_the_same(self):
+        # A screen locker or su to oneself runs PAM as the user, not root:
+        # the same request (the daemon, not the module, decides what a
+        # peer that is not root may have), the socket mode 0666 as the
+        # daemon's.
+        fake = self.fake(answer(session_reply(["hello"])))
+        os.chmod(fake.path, 0o666)
+        r = self.run_steps(fake.path, ["open", "close"], as_user=self.user)
+        self.assertEqual((r.step("open").rc, r.step("open").infos), (PAM_SUCCESS, ["hello"]), r)
+        self.assertEqual(json.loads(fake.requests[0]), {"version": 1, "request": "session",
+                                                        "user": self.uid(), "notices": True})
+        self.assert_no_syslog(r)
+
     def test_a_refusal_is_shown_as_an_error_and_logged(self):
         message = "Your logins are refused: level 3 (restricted)\nuntil 2026-11-27 03:00 UTC."
         fake = self.fake(answer(account_reply(True, message, level=3)))

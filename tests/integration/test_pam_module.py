@@ -529,6 +529,19 @@ class Answered(Case):
         self.assertEqual(json.loads(fake.requests[0]), {"version": 1, "request": "session",
                                                         "user": self.uid(), "notices": False})
 
+    def test_a_program_of_the_user_itself_asks_the_same(self):
+        # A screen locker or su to oneself runs PAM as the user, not root:
+        # the same request (the daemon, not the module, decides what a
+        # peer that is not root may have), the socket mode 0666 as the
+        # daemon's.
+        fake = self.fake(answer(session_reply(["hello"])))
+        os.chmod(fake.path, 0o666)
+        r = self.run_steps(fake.path, ["open", "close"], as_user=self.user)
+        self.assertEqual((r.step("open").rc, r.step("open").infos), (PAM_SUCCESS, ["hello"]), r)
+        self.assertEqual(json.loads(fake.requests[0]), {"version": 1, "request": "session",
+                                                        "user": self.uid(), "notices": True})
+        self.assert_no_syslog(r)
+
     def test_a_refusal_is_shown_as_an_error_and_logged(self):
         message = "Your logins are refused: level 3 (restricted)\nuntil 2026-11-27 03:00 UTC."
         fake = self.fake(answer(account_reply(True, message, level=3)))
@@ -616,6 +629,40 @@ class Answered(Case):
         self.assertEqual(r.step("open").rc, PAM_SUCCESS)
         self.assertLess(r.step("open").ms, 1000, r)
         self.assertRegex(r.syslog[0][1], "too long")
+
+    def test_odd_replies_never_crash_and_never_show_what_is_not_text(self):
+        """Replies no daemon of ours writes: each is either taken for what
+        it says or is a failure (one line, the user let in); never a crash,
+        never a refusal under fail=open, nothing shown that is not a string
+        of "messages"."""
+        odd = [b'{"version":1,"ok":true,"messages":"not a list"}\n',
+               b'{"version":1,"ok":true,"messages":{"0":"x"}}\n',
+               b'{"version":1,"ok":true,"ok":false}\n',
+               b'{"version":1,"ok":"true","messages":["x"]}\n',
+               b'{"version":1,"ok":true,"messages":["\xff\xfe"]}\n',
+               b'{"version":1,"ok":true,"messages":["a\x00b"]}\n',
+               b'{"version":1,"ok":true,"messages":["a\\u0000b"]}\n',
+               b'{"version":1,"ok":true,"messages":[' + b'[' * 60000 + b'\n',
+               b'\n', b'\r\n', b'null\n', b'1e999999\n']
+        for reply in odd:
+            with self.subTest(reply=reply[:60]):
+                fake = self.fake(answer(reply))
+                r = self.run_steps(fake.path, ["open"], ["timeout=500ms"])
+                s = r.step("open")
+                self.assertEqual(s.rc, PAM_SUCCESS, r)
+                self.assertLess(s.ms, 500 + MARGIN_MS, r)
+                self.assertEqual(s.errors, [], r)
+                self.assertIn(len(r.syslog), (0, 1), r)
+                if r.syslog:
+                    self.assertEqual(s.infos, [], r)
+
+    def test_a_socket_path_too_long_for_unix_sockets_is_a_failure_not_a_crash(self):
+        path = "/" + "d" * 200 + "/control.sock"
+        for fail, rc in (("open", PAM_SUCCESS), ("closed", PAM_SESSION_ERR)):
+            r = self.run_steps(path, ["open"], [f"fail={fail}"])
+            self.assertEqual(r.step("open").rc, rc, r)
+            self.assertEqual(len(r.syslog), 1, r)
+            self.assertIn("too long", r.syslog[0][1])
 
     def test_bad_options_are_named_once_each_and_their_defaults_used(self):
         fake = self.fake(hang)

@@ -463,6 +463,8 @@ def purge_leaves_nothing(node):
     node.hog2 = node.login("alice", f"{HOG} & {HOG} & sleep 600", "alice2")
     node.wait_event(WINDOW + 6 * SAMPLE + SCAN + 20, after=seen, event="violation",
                     user="alice", level_after=1)
+    # Suspended (Ctrl-Z) before her next level stops it.
+    vm.out("pkill -STOP -u alice -f 'while :'")
     wait_for(lambda: cpu_max_cores(node.cpu_max(ALICE)) == THROTTLE, 10, "alice throttled")
     # The admin's own line for deny_level goes first (the package's
     # profile goes with the package).
@@ -484,6 +486,7 @@ def purge_leaves_nothing(node):
     left = vm.out("find /etc/loginguard -type f").split()
     assert left == ["/etc/loginguard/conf.d/vmtest.conf"], left
     # The hog runs free again.
+    vm.out("pkill -CONT -u alice -f 'while :'")
     used = node.cores_used(ALICE)
     say(f"  alice after the purge uses {used:.2f} cores")
     assert used > THROTTLE * 1.2, used

@@ -8,7 +8,9 @@
 set -eu
 
 # prometheus is there for promtool, which the tests check the metrics with;
-# its server is neither started nor enabled (see below).
+# its server is neither started nor enabled (see below).  qemu, mmdebstrap,
+# busybox-static and the rest of the last two lines build the packages and
+# the Debian VM of the system tests (make check-vm, tests/vm/).
 PACKAGES="
   build-essential g++ autoconf automake libtool libtool-bin pkg-config
   libjansson-dev libcgroup-dev cgroup-tools libsystemd-dev
@@ -18,6 +20,8 @@ PACKAGES="
   procps passwd uidmap util-linux valgrind
   prometheus
   libcairo2-dev chromium
+  qemu-system-x86 qemu-utils mmdebstrap e2fsprogs busybox-static openssh-client cpio
+  debhelper dpkg-dev fakeroot lintian
 "
 # `make fuzz` only: Debian's clang 14 and its runtimes (libFuzzer, the
 # sanitizers), which clang-14 pulls in only as a recommendation.

@@ -1,0 +1,614 @@
+#!/usr/bin/python3
+"""System tests on a real login node: Debian 12 under qemu with systemd,
+cgroup v2 and sshd, loginguard installed from the .debs just built, driven
+over ssh on a loopback port forward (make check-vm).
+
+Each scenario is what a user or an admin on the node would see; the whole
+set runs once with the systemd backend (backend = auto) and once with the
+cgroupfs backend on cgroup v2.  Timings of the package build, the image
+(cold or cached), each boot and each scenario are printed.
+
+  tests/vm/vmtest.py [--srcdir DIR] [--cache DIR] [--debs DIR] [--only BACKEND]
+"""
+
+import argparse
+import fcntl
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ALICE, BOB = 1001, 1002
+SAMPLE = 1          # seconds: the daemon's sample_interval in the VM
+SCAN = 5            # scan_interval
+WINDOW = 6          # the violation window
+SHARE = 1.5         # cores: the standing share
+THROTTLE = 0.6      # cores: level 1
+RESTRICT = 0.3      # cores: level 2, which stops the offending programs
+VIOLATION = 0.4     # cores: above this for WINDOW is a violation
+DENY_LEVEL = 2      # pam_loginguard's account deny_level in sshd
+TIMINGS = []
+
+
+def policy(backend):
+    return f"""# The system tests' policy: short windows, small numbers.
+[daemon]
+mode = enforce
+sample_interval = {SAMPLE}s
+scan_interval = {SCAN}s
+stop_grace = 3s
+backend = {backend}
+cgroup_parent = /loginguard
+[share]
+cpu = {SHARE} cores
+[violation]
+cpu = {VIOLATION} cores
+window = {WINDOW}s
+decay = 1h
+[level 1]
+name = throttled
+cpu = {THROTTLE} cores
+stop = no
+duration = 10m
+[level 2]
+name = restricted
+cpu = {RESTRICT} cores
+stop = yes
+duration = 10m
+[level 3]
+name = restricted
+cpu = {RESTRICT} cores
+stop = yes
+duration = 10m
+"""
+
+
+HOG = "sh -c 'while :; do :; done'"
+
+
+def say(text):
+    print(text, flush=True)
+
+
+def timed(name, fn, *args):
+    start = time.monotonic()
+    try:
+        return fn(*args)
+    finally:
+        took = time.monotonic() - start
+        TIMINGS.append((name, took))
+        say(f"timing: {name}: {took:.1f}s")
+
+
+def wait_for(condition, timeout, what, interval=0.5):
+    """Poll condition until it returns something true; its value, or a
+    failure naming what was awaited."""
+    end = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class VM:
+    """One boot of the image: qemu in software emulation (the nested KVM
+    of CI machines cannot boot a stock kernel), the disk a throw-away
+    snapshot, sshd on 127.0.0.1 only."""
+
+    def __init__(self, image, workdir):
+        self.image = image
+        self.dir = tempfile.mkdtemp(prefix="vm.", dir=workdir)
+        self.port = free_port()
+        self.key = os.path.join(self.dir, "id_ed25519")
+        shutil.copy(os.path.join(image, "id_ed25519"), self.key)
+        os.chmod(self.key, 0o600)
+        self.console = os.path.join(self.dir, "console.log")
+        self.pidfile = os.path.join(self.dir, "qemu.pid")
+
+    def boot(self):
+        img = self.image
+        subprocess.run([
+            "qemu-system-x86_64", "-accel", "tcg,thread=multi,tb-size=512", "-cpu", "max",
+            "-smp", "2", "-m", "2G", "-no-reboot",
+            "-kernel", f"{img}/vmlinuz", "-initrd", f"{img}/initrd.img",
+            "-append", "root=/dev/vda rw console=ttyS0 panic=-1 systemd.unified_cgroup_hierarchy=1",
+            "-drive", f"file={img}/root.img,format=raw,if=virtio,cache=unsafe", "-snapshot",
+            "-netdev", f"user,id=n,hostfwd=tcp:127.0.0.1:{self.port}-:22",
+            "-device", "virtio-net-pci,netdev=n", "-device", "virtio-rng-pci",
+            "-display", "none", "-serial", f"file:{self.console}",
+            "-pidfile", self.pidfile, "-daemonize"], check=True)
+
+        def ready():
+            try:
+                with open(self.console, errors="replace") as f:
+                    return "LOGINGUARD-VM-READY" in f.read()
+            except FileNotFoundError:
+                return False
+        wait_for(ready, 180, "the VM's ready line on its console")
+
+    def ssh_args(self, user, tty=False, shared=True):
+        """shared: through one master connection per user (commands are
+        quicker); a login of its own otherwise."""
+        control = ["-o", f"ControlPath={self.dir}/ssh-%r", "-o", "ControlMaster=auto",
+                   "-o", "ControlPersist=120"] if shared else []
+        return ["ssh", "-i", self.key, "-p", str(self.port), "-o", "BatchMode=yes",
+                "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=60"] + control + \
+            (["-tt"] if tty else []) + [f"{user}@127.0.0.1"]
+
+    def run(self, command, user="root", check=True, timeout=120):
+        r = subprocess.run(self.ssh_args(user) + [command], capture_output=True, text=True,
+                           timeout=timeout)
+        if check and r.returncode != 0:
+            raise AssertionError(f"as {user}: {command!r} exited {r.returncode}:\n"
+                                 f"{r.stdout}{r.stderr}")
+        return r
+
+    def out(self, command, user="root"):
+        return self.run(command, user).stdout
+
+    def session(self, user, command, log, typed=None):
+        """A login over ssh -tt running command (None: a login shell, which
+        is where sshd shows what PAM said, with typed as its input), its
+        terminal's output to log.  A connection of its own: a session of
+        its own."""
+        args = self.ssh_args(user, tty=True, shared=False)
+        f = open(log, "w")
+        p = subprocess.Popen(args + ([command] if command else []), stdout=f,
+                             stderr=subprocess.STDOUT, start_new_session=True,
+                             stdin=subprocess.PIPE if typed else subprocess.DEVNULL)
+        if typed:
+            p.stdin.write(typed.encode())
+            p.stdin.flush()
+        p.log = log
+        return p
+
+    def scp_in(self, files, where):
+        subprocess.run(["scp", "-q", "-i", self.key, "-P", str(self.port),
+                        "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
+                        "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR"]
+                       + files + [f"root@127.0.0.1:{where}"], check=True)
+
+    def stop(self):
+        try:
+            self.run("systemctl poweroff", check=False, timeout=20)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            pid = int(open(self.pidfile).read())
+        except (OSError, ValueError):
+            return
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.2)
+        os.kill(pid, signal.SIGKILL)
+
+
+class Node:
+    """The login node as the tests see it, for one backend."""
+
+    def __init__(self, vm, backend):
+        self.vm = vm
+        self.backend = backend
+        self.sessions = []
+
+    def events(self, **match):
+        text = self.vm.out("cat /var/log/loginguard/events.jsonl 2>/dev/null || true")
+        found = []
+        for line in text.splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if all(e.get(k) == v for k, v in match.items()):
+                found.append(e)
+        return found
+
+    def wait_event(self, timeout, after=0, **match):
+        return wait_for(lambda: self.events(**match)[after:], timeout, f"an event {match}")[0]
+
+    def user_cgroup(self, uid):
+        if self.backend == "cgroupfs":
+            return f"/sys/fs/cgroup/loginguard/user-{uid}"
+        return f"/sys/fs/cgroup/user.slice/user-{uid}.slice"
+
+    def cpu_max(self, uid):
+        return self.vm.run(f"cat {self.user_cgroup(uid)}/cpu.max", check=False).stdout.strip()
+
+    def cores_used(self, uid, seconds=3):
+        """The user's cgroup's CPU use over seconds, from its cpu.stat."""
+        cg = self.user_cgroup(uid)
+        text = self.vm.out(
+            f"u() {{ awk '/^usage_usec/ {{ print $2 }}' {cg}/cpu.stat; }}; "
+            f"t() {{ cut -d' ' -f1 /proc/uptime; }}; "
+            f"a=$(u); s=$(t); sleep {seconds}; b=$(u); e=$(t); echo $a $s $b $e")
+        a, s, b, e = (float(x) for x in text.split())
+        return (b - a) / 1e6 / (e - s)
+
+    def status_row(self, name):
+        for line in self.vm.out("loginguardctl status").splitlines():
+            if line.split()[:1] == [name]:
+                return line
+        return ""
+
+    def login(self, user, command, name, typed=None):
+        p = self.vm.session(user, command, os.path.join(self.vm.dir, f"{name}.out"), typed)
+        self.sessions.append(p)
+        return p
+
+    def close(self):
+        for p in self.sessions:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+                p.wait()
+
+
+def session_output(p):
+    with open(p.log, errors="replace") as f:
+        return f.read()
+
+
+def cpu_max_cores(text):
+    quota, _, period = text.partition(" ")
+    return None if quota == "max" else int(quota) / int(period)
+
+
+# ---- scenarios, in the order a node lives them ----
+
+def install(node, debs):
+    vm = node.vm
+    vm.scp_in(debs, "/root/")
+    names = " ".join("/root/" + os.path.basename(d) for d in debs)
+    vm.out(f"dpkg -i {names} >/root/dpkg.log 2>&1 || {{ cat /root/dpkg.log; exit 1; }}")
+    # As an admin installs it: the service runs at once, in observe mode.
+    assert vm.out("systemctl is-active loginguard").strip() == "active"
+    assert "mode: observe" in vm.out("loginguardctl status")
+    # The site's edit of a conffile survives an upgrade (here: the same
+    # version installed again).
+    vm.out("echo '# site edit' >>/etc/loginguard/loginguard.conf")
+    vm.out(f"dpkg -i {names} >/root/dpkg.log 2>&1")
+    assert "# site edit" in vm.out("cat /etc/loginguard/loginguard.conf")
+    vm.out("cat >/etc/loginguard/conf.d/vmtest.conf <<'EOF'\n" + policy(node.backend) + "EOF")
+    vm.out("systemctl reload loginguard")
+    wait_for(lambda: "mode: enforce" in vm.out("loginguardctl status"), 20,
+             "enforce mode after the reload")
+    # The PAM module as pam_loginguard(8) says: the package's profile for
+    # every session, and deny_level in sshd's account stack.
+    vm.out("pam-auth-update --enable loginguard && grep -q pam_loginguard /etc/pam.d/common-session")
+    vm.out(f"sed -i '/^@include common-account/a account required pam_loginguard.so "
+           f"deny_level={DENY_LEVEL}' /etc/pam.d/sshd")
+
+
+def share_at_login(node):
+    """A user's share is on their cgroup as soon as they log in, and their
+    sessions stay where systemd put them across sweeps."""
+    vm = node.vm
+    node.bob = node.login("bob", "echo BOB-IN; sleep 600", "bob")
+    wait_for(lambda: "BOB-IN" in session_output(node.bob) or node.bob.poll() is not None, 120,
+             "bob's login")
+    assert "BOB-IN" in session_output(node.bob), session_output(node.bob)
+    share = wait_for(lambda: cpu_max_cores(node.cpu_max(BOB)) == SHARE, 4 * SAMPLE + SCAN + 5,
+                     f"bob's share of {SHARE} cores on {node.user_cgroup(BOB)}")
+    assert share
+    # Three sweeps later: with systemd, his sshd and shell are still in
+    # their session scope (no sweep took them for strays); with cgroupfs,
+    # in his own cgroup.
+    time.sleep(3 * SCAN)
+    cgroups = vm.out("for p in $(pgrep -u bob); do echo $(cat /proc/$p/comm) "
+                     "$(cat /proc/$p/cgroup); done")
+    say("  bob's processes after three sweeps: " + "; ".join(cgroups.strip().splitlines()))
+    for line in cgroups.strip().splitlines():
+        comm, path = line.split(" ", 1)
+        path = path.split("::", 1)[1]
+        if node.backend == "cgroupfs":
+            # The PAM session placed the login; the sweep brings the rest.
+            assert path == "/loginguard/user-1002", cgroups
+        else:
+            assert path.startswith("/user.slice/user-1002.slice/session-") or \
+                path.startswith("/user.slice/user-1002.slice/user@1002.service/"), cgroups
+
+
+def hog_is_throttled(node):
+    """A 2-core hog over ssh -tt: limited, the notice in that session's
+    output, the event logged, status shows the level."""
+    node.hog = node.login(
+        "alice", f"{HOG} & {HOG} & wait; echo SESSION-SURVIVED; sleep 600", "alice")
+    node.wait_event(WINDOW + 6 * SAMPLE + SCAN + 30, event="violation", user="alice",
+                    level_after=1)
+    # Alice suspends her hog (Ctrl-Z), so that she stays at this level
+    # while the next two scenarios look at it.
+    node.vm.out("pkill -STOP -u alice -f 'while :'")
+    wait_for(lambda: cpu_max_cores(node.cpu_max(ALICE)) == THROTTLE, 10,
+             f"alice's cgroup limited to {THROTTLE} cores")
+    wait_for(lambda: "are limited until" in session_output(node.hog), 10,
+             "the notice in alice's ssh session")
+    say("  alice's session shows: " + session_output(node.hog).split("***")[1].strip())
+    assert "sbatch" in session_output(node.hog)
+    row = node.status_row("alice")
+    assert " 1 throttled " in row, row
+
+
+def standing_at_next_login(node):
+    """Throttled, alice logs in again: the PAM module shows her standing
+    (sshd shows what PAM said to a login shell, as it does the motd)."""
+    p = node.login("alice", None, "alice-login", typed="echo LOGGED-IN; exit\n")
+    wait_for(lambda: p.poll() is not None, 120, "alice's second login to end")
+    out = session_output(p)
+    assert "LOGGED-IN" in out, out
+    assert "loginguard: your processes on loginnode are" in out, out
+    say("  shown at login: " + out.split("loginguard: ", 1)[1].splitlines()[0])
+    assert " 1 throttled " in node.status_row("alice")
+
+
+def hog_measured_throttled(node):
+    """The hog going on (fg) gets no more than the level's share, measured
+    from the user's cgroup's cpu.stat."""
+    node.vm.out("pkill -CONT -u alice -f 'while :'")
+    used = node.cores_used(ALICE)
+    say(f"  alice's 2-core hog throttled to {THROTTLE} cores uses {used:.2f} cores")
+    assert used < THROTTLE * 1.15, used
+
+
+def restricted_stops_program(node):
+    """Still above the line while throttled: the next level stops the hog,
+    and the session it ran in goes on."""
+    node.wait_event(WINDOW + 6 * SAMPLE + 30, event="violation", user="alice", level_after=2)
+    wait_for(lambda: "SESSION-SURVIVED" in session_output(node.hog), 30,
+             "the hog stopped and alice's shell going on")
+    assert node.hog.poll() is None, "alice's ssh session ended"
+    assert not node.vm.run("pgrep -u alice -f 'while :'", check=False).stdout.strip()
+    assert cpu_max_cores(node.cpu_max(ALICE)) == RESTRICT
+    assert " 2 restricted " in node.status_row("alice")
+
+
+def refused_at_deny_level(node):
+    """Restricted (deny_level 2): a new ssh login is refused and says why;
+    bob still gets in; alice's open session goes on."""
+    p = node.login("alice", "echo LOGGED-IN", "alice-refused")
+    wait_for(lambda: p.poll() is not None, 120, "alice's refused login to end")
+    out = session_output(p)
+    assert p.returncode == 255 and "LOGGED-IN" not in out, (p.returncode, out)
+    say("  alice's ssh client shows: " + " | ".join(out.strip().splitlines()[:3]))
+    journal = node.vm.out("journalctl -t sshd -n 50 --no-pager")
+    assert "refused alice" in journal, journal
+    assert node.vm.out("echo IN", user="bob").strip() == "IN"
+    assert node.hog.poll() is None, "alice's open session ended"
+
+
+def penalty_survives_restart(node):
+    """systemctl restart, then SIGKILL (systemd restarts it): the level and
+    the limit stay.  A reload with a config error keeps the running policy;
+    a start with one fails once, without a restart loop."""
+    vm = node.vm
+    for how in ("systemctl restart loginguard", "systemctl kill -s KILL loginguard"):
+        before = vm.out("systemctl show -p MainPID --value loginguard").strip()
+        vm.out(how)
+        wait_for(lambda: vm.out("systemctl show -p MainPID --value loginguard").strip()
+                 not in ("0", before) and
+                 vm.run("systemctl is-active loginguard", check=False).stdout.strip() == "active",
+                 20, f"loginguard running again after {how}")
+        wait_for(lambda: " 2 restricted " in node.status_row("alice"), 10,
+                 f"alice still restricted after {how}")
+        assert cpu_max_cores(node.cpu_max(ALICE)) == RESTRICT, node.cpu_max(ALICE)
+    # A reload with an error: the running policy stays, the admin is told.
+    vm.out("printf '[violation]\\ncpu = lots\\n' >/etc/loginguard/conf.d/zz-broken.conf")
+    vm.out("systemctl reload loginguard")
+    node.wait_event(10, event="config_error")
+    assert vm.out("systemctl is-active loginguard").strip() == "active"
+    # loginguardctl reads the socket's path from the broken config too,
+    # says so and asks for --socket.
+    r = vm.run("loginguardctl status", check=False)
+    assert r.returncode != 0 and "--socket" in r.stderr, r.stderr
+    status = vm.out("loginguardctl --socket /run/loginguard/control.sock status")
+    assert "mode: enforce" in status, status
+    assert [l for l in status.splitlines() if l.startswith("alice") and " 2 restricted " in l]
+    # A restart with it: failed, said why, not restarted in a loop.
+    r = vm.run("systemctl restart loginguard", check=False)
+    assert r.returncode != 0
+    time.sleep(5)
+    assert vm.run("systemctl is-active loginguard", check=False).stdout.strip() == "failed"
+    assert vm.out("systemctl show -p NRestarts --value loginguard").strip() == "0"
+    assert "zz-broken.conf" in vm.out("journalctl -u loginguard -n 20 --no-pager")
+    # The limits stayed meanwhile; fixed, it starts with the penalty.
+    assert cpu_max_cores(node.cpu_max(ALICE)) == RESTRICT
+    vm.out("rm /etc/loginguard/conf.d/zz-broken.conf; systemctl start loginguard")
+    assert " 2 restricted " in node.status_row("alice")
+
+
+def me_and_forgive(node):
+    """loginguardctl me as the user; forgive as root puts the share back."""
+    vm = node.vm
+    # As alice, from her session that goes on (ssh refuses her new ones).
+    me = vm.out("runuser -u alice -- loginguardctl me")
+    assert "restricted" in me, me
+    r = vm.run("loginguardctl forgive bob", user="alice", check=False)
+    assert r.returncode != 0, "alice forgave someone"
+    # logrotate with the shipped config: the daemon's SIGHUP reopens the
+    # log, the next event lands in the new one and the old ones stay in .1.
+    vm.out("logrotate -f /etc/logrotate.d/loginguard")
+    assert '"event":"violation"' in vm.out("cat /var/log/loginguard/events.jsonl.1")
+    vm.out("loginguardctl forgive alice --reason 'system test'")
+    node.wait_event(10, event="user_forgiven", user="alice")
+    wait_for(lambda: cpu_max_cores(node.cpu_max(ALICE)) == SHARE, 3 * SAMPLE + 5,
+             "alice's share back after forgive")
+    # Forgiven, she logs in again.
+    assert "restricted" not in vm.out("loginguardctl me", user="alice")
+
+
+def purge_leaves_nothing(node):
+    """apt-get purge: no daemon, no limit, no state or log left."""
+    vm = node.vm
+    # A penalty to lift: alice at level 1 again.
+    seen = len(node.events(event="violation", user="alice", level_after=1))
+    node.hog2 = node.login("alice", f"{HOG} & {HOG} & sleep 600", "alice2")
+    node.wait_event(WINDOW + 6 * SAMPLE + SCAN + 20, after=seen, event="violation",
+                    user="alice", level_after=1)
+    # Suspended (Ctrl-Z) before her next level stops it.
+    vm.out("pkill -STOP -u alice -f 'while :'")
+    wait_for(lambda: cpu_max_cores(node.cpu_max(ALICE)) == THROTTLE, 10, "alice throttled")
+    # The admin's own line for deny_level goes first (the package's
+    # profile goes with the package).
+    vm.out("sed -i '/pam_loginguard/d' /etc/pam.d/sshd")
+    vm.out("apt-get purge -y -q loginguard libpam-loginguard >/root/purge.log 2>&1 "
+           "|| { cat /root/purge.log; exit 1; }")
+    assert not vm.run("pgrep -x loginguardd", check=False).stdout.strip()
+    for uid in (ALICE, BOB):
+        limit = node.cpu_max(uid)
+        assert limit in ("", "max 100000"), f"user {uid} still limited: {limit}"
+    if node.backend == "auto":
+        props = vm.out(f"systemctl show -p CPUQuotaPerSecUSec --value user-{ALICE}.slice")
+        assert props.strip() == "infinity", props
+    assert "pam_loginguard" not in vm.out("cat /etc/pam.d/common-session /etc/pam.d/sshd")
+    assert vm.out("echo IN", user="bob").strip() == "IN"
+    left = vm.out("ls -d /var/lib/loginguard /var/log/loginguard 2>&1 || true")
+    assert left.count("No such file") == 2, left
+    # Of /etc/loginguard, only what the site wrote itself is left.
+    left = vm.out("find /etc/loginguard -type f").split()
+    assert left == ["/etc/loginguard/conf.d/vmtest.conf"], left
+    # The hog runs free again.
+    vm.out("pkill -CONT -u alice -f 'while :'")
+    used = node.cores_used(ALICE)
+    say(f"  alice after the purge uses {used:.2f} cores")
+    assert used > THROTTLE * 1.2, used
+
+
+SCENARIOS = [
+    ("share at login", share_at_login),
+    ("hog throttled, notice, event, status", hog_is_throttled),
+    ("standing shown at the next login", standing_at_next_login),
+    ("the hog measured throttled", hog_measured_throttled),
+    ("restricted: program stopped, session survives", restricted_stops_program),
+    ("deny_level refuses a restricted user's login", refused_at_deny_level),
+    ("restart, SIGKILL, reload/start with a config error", penalty_survives_restart),
+    ("me and forgive", me_and_forgive),
+    ("purge leaves no limit", purge_leaves_nothing),
+]
+
+
+def build_debs(srcdir, workdir):
+    """dpkg-buildpackage -us -uc -b on a copy of the tree (the build
+    writes into debian/ and the tree)."""
+    copy = os.path.join(workdir, "src")
+    shutil.copytree(srcdir, copy, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", "build", "build-*", "autom4te.cache", "*.o", "*.lo", "*.la", ".libs", ".deps"))
+    log = os.path.join(workdir, "dpkg-buildpackage.log")
+    with open(log, "w") as f:
+        r = subprocess.run(["dpkg-buildpackage", "-us", "-uc", "-b", f"-j{os.cpu_count()}"],
+                           cwd=copy, stdout=f, stderr=subprocess.STDOUT)
+    if r.returncode != 0:
+        sys.stdout.write(open(log).read()[-5000:])
+        raise SystemExit("dpkg-buildpackage failed")
+    return sorted(os.path.join(workdir, n) for n in os.listdir(workdir)
+                  if n.endswith(".deb") and "dbgsym" not in n)
+
+
+def run_backend(backend, image, debs, workdir):
+    passed = failed = 0
+    vm = VM(image, workdir)
+    node = Node(vm, backend)
+    label = "systemd" if backend == "auto" else backend
+    try:
+        timed(f"[{label}] boot", vm.boot)
+        timed(f"[{label}] install", install, node, debs)
+        for name, fn in SCENARIOS:
+            try:
+                timed(f"[{label}] {name}", fn, node)
+                say(f"ok: [{label}] {name}")
+                passed += 1
+            except Exception as e:  # noqa: BLE001 - every failure is reported, then the next
+                say(f"FAIL: [{label}] {name}: {e!r}\n{traceback.format_exc(limit=-2)}")
+                failed += 1
+                if name == "share at login":
+                    break
+    except Exception as e:  # noqa: BLE001
+        say(f"FAIL: [{label}] set-up: {e!r}\n{traceback.format_exc(limit=-2)}")
+        failed += 1
+        try:
+            with open(vm.console, errors="replace") as f:
+                say(f.read()[-3000:])
+        except OSError:
+            pass
+    finally:
+        if failed:
+            r = vm.run("journalctl -u loginguard -n 40 --no-pager; "
+                       "tail -n 20 /var/log/loginguard/events.jsonl", check=False, timeout=30)
+            say(r.stdout)
+        node.close()
+        vm.stop()
+    return passed, failed
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--srcdir", default=os.path.dirname(os.path.dirname(HERE)))
+    ap.add_argument("--cache", default=os.environ.get("LOGINGUARD_VM_CACHE") or (
+        "/var/cache/loginguard-vm" if os.geteuid() == 0 else
+        os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
+                     "loginguard-vm")))
+    ap.add_argument("--debs", help="use these .debs' directory instead of building them")
+    ap.add_argument("--only", choices=["auto", "cgroupfs"])
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("vmtest.py: run as root (the image is built with mmdebstrap and chroot)")
+    workdir = tempfile.mkdtemp(prefix="loginguard-vm.")
+    try:
+        if args.debs:
+            debs = sorted(os.path.join(args.debs, n) for n in os.listdir(args.debs)
+                          if n.endswith(".deb") and "dbgsym" not in n)
+        else:
+            debs = timed("packages (dpkg-buildpackage)", build_debs, args.srcdir, workdir)
+        say("packages: " + " ".join(os.path.basename(d) for d in debs))
+        def done_images():
+            if not os.path.isdir(args.cache):
+                return set()
+            return {n for n in os.listdir(args.cache)
+                    if os.path.exists(os.path.join(args.cache, n, "done"))}
+        before = done_images()
+        start = time.monotonic()
+        image = subprocess.run([os.path.join(HERE, "image.sh"), args.cache], check=True,
+                               stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1]
+        took = time.monotonic() - start
+        kind = "cached" if os.path.basename(image) in before else "cold"
+        TIMINGS.append((f"image ({kind})", took))
+        say(f"timing: image ({kind}): {took:.1f}s")
+        # One VM at a time uses both cores; the integration tests (which
+        # measure CPU use) wait on the same lock.
+        lock = open("/run/lock/loginguard-tests.lock", "w")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        passed = failed = 0
+        for backend in ([args.only] if args.only else ["auto", "cgroupfs"]):
+            p, f = run_backend(backend, image, debs, workdir)
+            passed += p
+            failed += f
+        lock.close()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    say("timings:")
+    for name, took in TIMINGS:
+        say(f"  {took:7.1f}s  {name}")
+    say(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

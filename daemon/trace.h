@@ -1,8 +1,8 @@
 /* The usage trace on disk: each sample's snapshot (trace_codec.h) appended
  * to a segment file in state_dir/trace/, for loginguardctl simulate.
  *
- * A segment holds an hour at most (and at most a sixteenth of [trace]
- * max_size), is made afresh at start and at every reload (SIGHUP), and is
+ * A segment holds an hour at most (and about an eighth of [trace]
+ * max_size, 1 MiB at least), is made afresh at start and at every reload (SIGHUP), and is
  * never written again once left, so that a crash can cut only the last
  * line of the last segment: each sample's lines go out in one write(2)
  * right after the sample.  The oldest segments are deleted when all of

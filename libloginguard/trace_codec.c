@@ -11,7 +11,11 @@
 #include "util.h"
 
 #define SAMPLE_PREFIX "{\"t\":\"sample\",\"now\":"
-#define CPU_SCALE 10000.0
+/* Cores in thousandths, bytes in MiB: finer than any threshold is set,
+ * coarse enough that an idle user's figures stay the same from one
+ * sample to the next and cost nothing. */
+#define CPU_SCALE 1000.0
+#define MEM_UNIT (1u << 20)
 #define CPU_MAX_SCALED ((int64_t)1 << 40) /* 100 million cores: nothing real */
 
 /* ------------------------------------------------------------------ */
@@ -148,6 +152,11 @@ static int64_t scaled_cpu(double cpu)
     return v >= (double)CPU_MAX_SCALED ? CPU_MAX_SCALED : llround(v);
 }
 
+static uint64_t mem_units(uint64_t bytes)
+{
+    return bytes / MEM_UNIT + (bytes % MEM_UNIT >= MEM_UNIT / 2);
+}
+
 static void add_json_line(struct strbuf *out, json_t *j)
 {
     char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -264,7 +273,7 @@ static void encode_users(struct trace_encoder *e, const struct snapshot *snap, s
         struct trace_enc_user *x = &now[n++];
         *x = (struct trace_enc_user){
             .uid = u->uid, .sig = user_sig(u), .cpu = scaled_cpu(u->cpu),
-            .memory = u->memory / 1024, .tasks = u->tasks,
+            .memory = mem_units(u->memory), .tasks = u->tasks,
             .flags = u->detailed ? TRACE_USER_DETAILED : 0,
         };
         if (!was || was->sig != x->sig)
@@ -306,7 +315,7 @@ static void encode_procs(struct trace_encoder *e, const struct snapshot *snap, s
         struct trace_enc_proc *x = &now[n++];
         *x = (struct trace_enc_proc){
             .pid = ps->pid, .start_time = ps->start_time, .sig = proc_sig(ps),
-            .cpu = scaled_cpu(ps->cpu), .rss = ps->rss / 1024,
+            .cpu = scaled_cpu(ps->cpu), .rss = mem_units(ps->rss),
         };
         if (was && was->sig == x->sig) {
             x->id = was->id;
@@ -547,7 +556,7 @@ static int check_sample(const json_t *users, const json_t *gone, const json_t *p
     json_array_foreach(users, i, x) {
         if (json_array_size(x) != 5 || !get_uint(json_array_get(x, 0), UINT32_MAX - 1, &v) ||
             !get_uint(json_array_get(x, 1), CPU_MAX_SCALED, &v) ||
-            !get_uint(json_array_get(x, 2), UINT64_MAX / 2048, &v) ||
+            !get_uint(json_array_get(x, 2), UINT64_MAX / MEM_UNIT, &v) ||
             !get_uint(json_array_get(x, 3), INT64_MAX, &v) ||
             !get_uint(json_array_get(x, 4), 255, &v))
             return -1;
@@ -555,7 +564,7 @@ static int check_sample(const json_t *users, const json_t *gone, const json_t *p
     json_array_foreach(procs, i, x) {
         if (json_array_size(x) != 3 || !get_uint(json_array_get(x, 0), TRACE_MAX_IDS, &v) ||
             !get_uint(json_array_get(x, 1), CPU_MAX_SCALED, &v) ||
-            !get_uint(json_array_get(x, 2), UINT64_MAX / 2048, &v))
+            !get_uint(json_array_get(x, 2), UINT64_MAX / MEM_UNIT, &v))
             return -1;
     }
     json_array_foreach(gone, i, x) if (!get_uint(x, UINT32_MAX - 1, &v)) return -1;
@@ -612,7 +621,7 @@ static void fill_snapshot(struct trace_decoder *d, struct snapshot *snap)
         copy_string(u->name, sizeof(u->name), t->name);
         u->exempt_group = t->exempt_group;
         u->cpu = (double)t->cpu / CPU_SCALE;
-        u->memory = t->memory * 1024;
+        u->memory = t->memory * MEM_UNIT;
         u->tasks = t->tasks;
         u->detailed = t->flags & TRACE_USER_DETAILED;
     }
@@ -629,7 +638,7 @@ static void fill_snapshot(struct trace_decoder *d, struct snapshot *snap)
         struct proc_sample *ps = snapshot_add_proc(snap);
         *ps = p->ps;
         ps->cpu = (double)p->cpu / CPU_SCALE;
-        ps->rss = p->rss * 1024;
+        ps->rss = p->rss * MEM_UNIT;
     }
 }
 

@@ -21,7 +21,7 @@
  *    "procs":[[ID,CPU,RSS],...],"left":[ID,...]}
  *        one sample, as changes from the segment's previous one: users and
  *        processes new or whose figures changed, and those no longer in
- *        the snapshot.  CPU in 1/10000 core, MEM and RSS in KiB, FLAGS bit
+ *        the snapshot.  CPU in 1/1000 core, MEM and RSS in MiB, FLAGS bit
  *        0 "detailed" (every process of the user is in the snapshot).
  *
  * Strings are the bytes as they were when they are UTF-8 (JSON escapes

@@ -316,9 +316,13 @@ static void encode_procs(struct trace_encoder *e, const struct snapshot *snap, s
         *x = (struct trace_enc_proc){
             .pid = ps->pid, .start_time = ps->start_time, .sig = proc_sig(ps),
             .cpu = scaled_cpu(ps->cpu), .rss = mem_units(ps->rss),
+            .argv_missing = !ps->argv && ps->argv_sha256[0],
         };
-        if (was && was->sig == x->sig) {
+        /* A command line not read in time when the process was written
+         * comes as soon as it is: the rules may need it in the replay. */
+        if (was && was->sig == x->sig && !(was->argv_missing && ps->argv)) {
             x->id = was->id;
+            x->argv_missing = was->argv_missing;
             if (was->cpu == x->cpu && was->rss == x->rss)
                 continue;
         } else {
@@ -364,7 +368,7 @@ bool trace_encoder_knows(const struct trace_encoder *e, pid_t pid, uint64_t star
         size_t mid = lo + (hi - lo) / 2;
         int c = cmp_identity(e->procs[mid].pid, e->procs[mid].start_time, pid, start_time);
         if (c == 0)
-            return true;
+            return !e->procs[mid].argv_missing;
         if (c < 0)
             lo = mid + 1;
         else

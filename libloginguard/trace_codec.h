@@ -59,6 +59,7 @@ struct trace_enc_proc {
     uint32_t id;
     int64_t cpu;          /* as last written */
     uint64_t rss;
+    bool argv_missing;    /* written without its command line: again once read */
 };
 
 struct trace_enc_user {
@@ -85,8 +86,9 @@ void trace_encode_start(struct trace_encoder *e, struct strbuf *out, const char 
 /* The lines for one sample (user and proc lines first, then the sample). */
 void trace_encode_sample(struct trace_encoder *e, const struct snapshot *snap,
                          struct strbuf *out);
-/* Whether the segment has the process's proc line already (else the
- * next sample writes it, with its command line if the snapshot has it). */
+/* Whether the segment has the process's proc line already, with its
+ * command line (else the next sample writes it, with the command line if
+ * the snapshot has it). */
 bool trace_encoder_knows(const struct trace_encoder *e, pid_t pid, uint64_t start_time);
 void trace_encoder_free(struct trace_encoder *e);
 

@@ -174,6 +174,47 @@ static void test_round_trip(void **state)
     strbuf_free(&out);
 }
 
+/* A command line not read in time is written as soon as it is. */
+static void test_late_argv(void **state)
+{
+    (void)state;
+    struct trace_encoder e = {0};
+    struct strbuf out = {0};
+    struct snapshot s = {0}, back = {0};
+    struct trace_decoder d = {0};
+    trace_encode_start(&e, &out, "n", T0, "observe", 2 * SEC);
+    fill(&s, T0 + 2 * SEC, 3);
+    free(s.procs[0].argv);
+    s.procs[0].argv = NULL;
+    s.procs[0].argv_len = 0;
+    trace_encode_sample(&e, &s, &out);
+    assert_false(trace_encoder_knows(&e, 4242, 777));
+    assert_true(trace_encoder_knows(&e, 4243, 778)); /* no digest: nothing to wait for */
+    assert_int_equal(decode_all(&d, out.s, &back), 1);
+    assert_null(back.procs[0].argv);
+    size_t before = out.len;
+    fill(&s, T0 + 4 * SEC, 3);
+    trace_encode_sample(&e, &s, &out);
+    assert_true(trace_encoder_knows(&e, 4242, 777));
+    assert_int_equal(count_lines(out.s + before, "proc"), 1);
+    assert_int_equal(decode_all(&d, out.s + before, &back), 1);
+    assert_int_equal(back.proc_count, 2);
+    const struct proc_sample *p = back.procs[0].pid == 4242 ? &back.procs[0] : &back.procs[1];
+    assert_int_equal(p->argv_len, HOSTILE_LEN);
+    /* And no more after that. */
+    before = out.len;
+    fill(&s, T0 + 6 * SEC, 3);
+    free(s.procs[0].argv);
+    s.procs[0].argv = NULL;
+    trace_encode_sample(&e, &s, &out);
+    assert_int_equal(count_lines(out.s + before, "proc"), 0);
+    trace_decoder_free(&d);
+    trace_snapshot_free(&back);
+    trace_encoder_free(&e);
+    snapshot_free(&s);
+    strbuf_free(&out);
+}
+
 static void test_decoder_refuses(void **state)
 {
     (void)state;
@@ -427,6 +468,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_late_argv),
         cmocka_unit_test(test_decoder_refuses),
         cmocka_unit_test(test_writer_files),
         cmocka_unit_test(test_writer_refuses_symlink),

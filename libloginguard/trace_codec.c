@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <jansson.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +15,8 @@
  * sample to the next and cost nothing. */
 #define CPU_SCALE 1000.0
 #define MEM_UNIT (1u << 20)
-#define CPU_MAX_SCALED ((int64_t)1 << 40) /* 100 million cores: nothing real */
+#define CPU_MAX_SCALED ((int64_t)1 << 40) /* a billion cores: nothing real */
+#define EXE_MAX 4096 /* bytes of an executable's path (the daemon keeps 512) */
 
 /* ------------------------------------------------------------------ */
 /* Bytes as JSON, both ways */
@@ -468,7 +468,7 @@ static int decode_header(struct trace_decoder *d, const json_t *j)
     uint64_t version, start, interval;
     const char *host = json_string_value(json_object_get(j, "host"));
     const char *mode = json_string_value(json_object_get(j, "mode"));
-    if (!field_uint(j, "version", INT_MAX, &version) || version != TRACE_VERSION ||
+    if (!field_uint(j, "version", INT32_MAX, &version) || version != TRACE_VERSION ||
         !field_uint(j, "start", INT64_MAX, &start) ||
         !field_uint(j, "sample_interval", INT64_MAX, &interval))
         return -1;
@@ -498,10 +498,10 @@ static int decode_user(struct trace_decoder *d, const json_t *j)
 static int decode_proc(struct trace_decoder *d, const json_t *j)
 {
     uint64_t id, pid, start, uid, ppid, session, total = 0;
-    if (!field_uint(j, "id", TRACE_MAX_IDS - 1, &id) || !field_uint(j, "pid", INT_MAX, &pid) ||
+    if (!field_uint(j, "id", TRACE_MAX_IDS - 1, &id) || !field_uint(j, "pid", INT32_MAX, &pid) ||
         !field_uint(j, "start", INT64_MAX, &start) ||
-        !field_uint(j, "uid", UINT32_MAX - 1, &uid) || !field_uint(j, "ppid", INT_MAX, &ppid) ||
-        !field_uint(j, "session", INT_MAX, &session))
+        !field_uint(j, "uid", UINT32_MAX - 1, &uid) || !field_uint(j, "ppid", INT32_MAX, &ppid) ||
+        !field_uint(j, "session", INT32_MAX, &session))
         return -1;
     /* Ids only grow: anything else is not the daemon's. */
     if (d->proc_count && d->procs[d->proc_count - 1]->id >= id)
@@ -515,7 +515,7 @@ static int decode_proc(struct trace_decoder *d, const json_t *j)
     const char *sha = json_string_value(json_object_get(j, "argv_sha256"));
     const char *cls = json_string_value(json_object_get(j, "class"));
     int rc = bytes_from_json(json_object_get(j, "comm"), COMM_LEN - 1, &comm, &len);
-    rc |= bytes_from_json(json_object_get(j, "exe"), PATH_MAX, &p->ps.exe, &exe_len);
+    rc |= bytes_from_json(json_object_get(j, "exe"), EXE_MAX, &p->ps.exe, &exe_len);
     rc |= bytes_from_json(json_object_get(j, "argv"), ARGV_KEEP, &p->ps.argv, &p->ps.argv_len);
     rc |= bytes_from_json(json_object_get(j, "rule"), 4096, &rule, &len);
     if (rc < 0 || (sha && strlen(sha) >= sizeof(p->ps.argv_sha256))) {

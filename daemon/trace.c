@@ -201,6 +201,7 @@ static int begin_segment(struct trace_writer *t, uint64_t now, const char *host,
     trace_writer_prune(t, now);
     t->buf.len = 0;
     trace_encode_start(&t->enc, &t->buf, host, now, mode, sample_interval);
+    t->enc.user_budget = t->segment_max / 64;
     return 0;
 }
 

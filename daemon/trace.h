@@ -6,7 +6,11 @@
  * never written again once left, so that a crash can cut only the last
  * line of the last segment: each sample's lines go out in one write(2)
  * right after the sample.  The oldest segments are deleted when all of
- * them together pass max_size, or when they are older than max_age.
+ * them together pass max_size, or when they are older than max_age.  A
+ * user's new processes may take a 64th of a segment's size with their
+ * command lines, and four times that without (trace_codec.h): one user
+ * starting processes without end pushes out their own detail before
+ * everyone's history.
  *
  * The directory holds every user's command lines: it is made 0700 and
  * its files 0600, and neither it nor a file in it is opened through a

@@ -174,6 +174,7 @@ void trace_encode_start(struct trace_encoder *e, struct strbuf *out, const char 
     e->proc_count = 0;
     e->user_count = 0;
     e->next_id = 0;
+    e->spent_count = 0;
     json_t *j = json_object();
     json_object_set_new(j, "t", json_string("trace"));
     json_object_set_new(j, "version", json_integer(TRACE_VERSION));
@@ -292,6 +293,44 @@ static void encode_users(struct trace_encoder *e, const struct snapshot *snap, s
     e->user_count = e->user_capacity = n;
 }
 
+static uint64_t *spent_of(struct trace_encoder *e, uid_t uid)
+{
+    size_t at = uid_position(e->spent, e->spent_count, sizeof(*e->spent),
+                             offsetof(struct trace_enc_spent, uid), uid);
+    if (at == e->spent_count || e->spent[at].uid != uid) {
+        e->spent = insert_at(e->spent, &e->spent_count, &e->spent_capacity, sizeof(*e->spent),
+                             at);
+        e->spent[at] = (struct trace_enc_spent){uid, 0};
+    }
+    return &e->spent[at].bytes;
+}
+
+/* A process new to the segment: its proc line, within its user's budget.
+ * False when it is left out. */
+static bool write_proc(struct trace_encoder *e, struct strbuf *out, struct trace_enc_proc *x,
+                       const struct proc_sample *ps)
+{
+    uint64_t *spent = spent_of(e, ps->uid);
+    if (e->user_budget && *spent >= 4 * e->user_budget) {
+        x->omitted = true;
+        x->argv_missing = false;
+        return false;
+    }
+    size_t before = out->len;
+    x->id = e->next_id++;
+    if (e->user_budget && *spent >= e->user_budget && ps->argv) {
+        struct proc_sample bare = *ps;
+        bare.argv = NULL;
+        bare.argv_len = 0;
+        proc_line(out, x->id, &bare);
+        x->argv_missing = false;
+    } else {
+        proc_line(out, x->id, ps);
+    }
+    *spent += out->len - before;
+    return true;
+}
+
 static void encode_procs(struct trace_encoder *e, const struct snapshot *snap, struct strbuf *out,
                          struct strbuf *items, struct strbuf *left)
 {
@@ -304,7 +343,8 @@ static void encode_procs(struct trace_encoder *e, const struct snapshot *snap, s
             continue;
         while (old < e->proc_count && cmp_identity(e->procs[old].pid, e->procs[old].start_time,
                                                    ps->pid, ps->start_time) < 0) {
-            strbuf_addf(left, "%s%u", left->len ? "," : "", e->procs[old].id);
+            if (!e->procs[old].omitted)
+                strbuf_addf(left, "%s%u", left->len ? "," : "", e->procs[old].id);
             old++;
         }
         const struct trace_enc_proc *was =
@@ -323,20 +363,22 @@ static void encode_procs(struct trace_encoder *e, const struct snapshot *snap, s
         if (was && was->sig == x->sig && !(was->argv_missing && ps->argv)) {
             x->id = was->id;
             x->argv_missing = was->argv_missing;
-            if (was->cpu == x->cpu && was->rss == x->rss)
+            x->omitted = was->omitted;
+            if (x->omitted || (was->cpu == x->cpu && was->rss == x->rss))
                 continue;
         } else {
             /* An exec or a rename is a new process to the reader. */
-            if (was)
+            if (was && !was->omitted)
                 strbuf_addf(left, "%s%u", left->len ? "," : "", was->id);
-            x->id = e->next_id++;
-            proc_line(out, x->id, ps);
+            if (!write_proc(e, out, x, ps))
+                continue;
         }
         strbuf_addf(items, "%s[%u,%lld,%llu]", items->len ? "," : "", x->id, (long long)x->cpu,
                     (unsigned long long)x->rss);
     }
     for (; old < e->proc_count; old++)
-        strbuf_addf(left, "%s%u", left->len ? "," : "", e->procs[old].id);
+        if (!e->procs[old].omitted)
+            strbuf_addf(left, "%s%u", left->len ? "," : "", e->procs[old].id);
     free(e->procs);
     e->procs = now;
     e->proc_count = e->proc_capacity = n;
@@ -382,6 +424,7 @@ void trace_encoder_free(struct trace_encoder *e)
     free(e->procs);
     free(e->users);
     free(e->order);
+    free(e->spent);
     memset(e, 0, sizeof(*e));
 }
 

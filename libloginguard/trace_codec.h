@@ -60,6 +60,13 @@ struct trace_enc_proc {
     int64_t cpu;          /* as last written */
     uint64_t rss;
     bool argv_missing;    /* written without its command line: again once read */
+    bool omitted;         /* its user's budget was spent: not in this segment */
+};
+
+/* What a user's new processes have cost a segment in proc lines. */
+struct trace_enc_spent {
+    uid_t uid;
+    uint64_t bytes;
 };
 
 struct trace_enc_user {
@@ -76,6 +83,14 @@ struct trace_encoder {
     struct trace_enc_user *users;   /* in the last sample, by uid */
     size_t user_count, user_capacity;
     uint32_t next_id;
+    /* Bytes of proc lines a user's processes may take in a segment with
+     * their command lines; past it they are written without, past four
+     * times it not at all (their usage still counts in their user's
+     * totals).  0: no bound.  One user starting processes without end
+     * costs the trace what it allows, not everyone's history. */
+    uint64_t user_budget;
+    struct trace_enc_spent *spent;  /* by uid, this segment's */
+    size_t spent_count, spent_capacity;
     size_t *order;                  /* scratch */
     size_t order_capacity;
 };

@@ -12,9 +12,11 @@
  *                snapshot, 300 of them busy); 2 processes a sample new
  *      all       every user above half a threshold: all 10,000
  *                processes in the snapshot, 3,000 busy; 20 new a sample
- *      hostile   as all, every process busy, and 100 new processes a
- *                sample with 4 KiB command lines of bytes that are not
- *                UTF-8 (the user's worst: each is written in full)
+ *      hostile   as all, every process busy, and 10 users starting 10 new
+ *                processes each a sample, with 4 KiB command lines of
+ *                bytes that are not UTF-8 (written as hex, twice as long):
+ *                what the per-user budget of a segment lets through
+ *    (hostile over an hour's samples at least: a segment's budget.)
  * 2. loginguardctl simulate (the real program) over 7 days of the typical
  *    trace, written by the same writer with the samples' clock moved on:
  *    wall time, CPU time and peak resident memory (wait4's maxrss).
@@ -56,12 +58,13 @@ struct model {
     int new_per_sample;
     size_t argv_len;
     bool hostile_argv;
+    int flood_slots;            /* new processes only among these (0: all) */
 };
 
 static const struct model models[] = {
-    {"typical", 400, 80, 20, 50, 0.3, 2, 120, false},
-    {"all", 0, 0, 500, 20, 0.3, 20, 120, false},
-    {"hostile", 0, 0, 500, 20, 1.0, 100, ARGV_KEEP, true},
+    {"typical", 400, 80, 20, 50, 0.3, 2, 120, false, 0},
+    {"all", 0, 0, 500, 20, 0.3, 20, 120, false, 0},
+    {"hostile", 0, 0, 500, 20, 1.0, 100, ARGV_KEEP, true, 200},
 };
 
 struct sim_proc {
@@ -118,7 +121,8 @@ static void node_sample(struct node *n, struct snapshot *snap, uint64_t now)
     snap->interval = INTERVAL;
     snap->memory_pressure = -1;
     for (int k = 0; k < m->new_per_sample && n->proc_count; k++) {
-        struct sim_proc *p = &n->procs[rand_r(&n->seed) % (unsigned)n->proc_count];
+        unsigned slots = (unsigned)(m->flood_slots ? m->flood_slots : n->proc_count);
+        struct sim_proc *p = &n->procs[rand_r(&n->seed) % slots];
         p->pid = n->next_pid++;
         p->start = now;
         p->busy = rnd(n) < m->busy;
@@ -320,7 +324,8 @@ int main(void)
         char sub[128];
         snprintf(sub, sizeof(sub), "%s/%s", dir, models[i].name);
         mkdir(sub, 0700);
-        measure_writer(&models[i], samples, sub);
+        /* The flood over a whole segment: its budget runs out within it. */
+        measure_writer(&models[i], models[i].flood_slots && samples < 1800 ? 1800 : samples, sub);
     }
     if (!stopping) {
         char sub[128];

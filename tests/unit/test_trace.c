@@ -354,8 +354,24 @@ static void test_writer_refuses_symlink(void **state)
     remove_test_dir();
 }
 
-/* A user making a new process every sample, each with a 4 KiB command
- * line: the trace stays within max_size (and a segment's worth). */
+/* A user making four new processes every sample, each with a 4 KiB
+ * command line that is not UTF-8: the trace stays within max_size (and a
+ * segment's worth), the user's processes are written without their
+ * command lines and then not at all once their budget is spent, and every
+ * sample kept still replays with the users' totals. */
+struct last_sample {
+    uint64_t now;
+    double alice_cpu;
+};
+
+static void remember(struct trace_decoder *d, struct snapshot *snap, void *arg)
+{
+    (void)d;
+    struct last_sample *l = arg;
+    l->now = snap->now;
+    l->alice_cpu = snapshot_find_user(snap, 1500)->cpu;
+}
+
 static void test_writer_bounded(void **state)
 {
     (void)state;
@@ -392,9 +408,18 @@ static void test_writer_bounded(void **state)
     }
     closedir(dp);
     print_message("trace of 3000 samples with 4 new 4 KiB command lines each: %llu bytes on "
-                  "disk (max_size 1 MiB)\n", (unsigned long long)total);
+                  "disk, %llu written (max_size 1 MiB)\n", (unsigned long long)total,
+                  (unsigned long long)t.bytes_written);
     assert_true(total <= p.trace_max_size + (1 << 20) + 64 * 1024);
-    assert_true(t.bytes_written > 3 * p.trace_max_size);
+    /* Each command line in full would be 3000 * 4 * 8 KiB (hex). */
+    assert_true(t.bytes_written < 3000ULL * 4 * 8192 / 20);
+    struct last_sample last = {0};
+    struct trace_read_stats rs;
+    assert_int_equal(trace_read_dir(path, 0, 0, remember, &last, &rs, err, sizeof(err)), 0);
+    assert_int_equal(rs.skipped, 0);
+    assert_true(rs.samples > 100);
+    assert_int_equal(last.now, T0 + 2999ULL * 2 * SEC);
+    assert_true(last.alice_cpu == 3);
     snapshot_free(&s);
     policy_free(&p);
     remove_test_dir();

@@ -300,6 +300,10 @@ static void collect_pids(int dirfd, int depth, struct pid_list *out)
             close(fd);
         return;
     }
+    /* The duplicate shares its offset with the held descriptor, which the
+     * last sweep left at the end of the listing: without this, every sweep
+     * after the first would see no session below the slice. */
+    rewinddir(d);
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         if (de->d_type != DT_DIR || de->d_name[0] == '.')

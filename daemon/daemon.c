@@ -673,6 +673,20 @@ void daemon_run(struct daemon *d)
     sigprocmask(SIG_UNBLOCK, &blocked, NULL);
 }
 
+int daemon_release(struct daemon *d)
+{
+    char err[512];
+    struct enforcer e;
+    if (enforcer_open(&e, &d->env, d->policy.backend, d->policy.cgroup_parent, err,
+                      sizeof(err)) < 0) {
+        fprintf(stderr, "loginguardd: --release: %s\n", err);
+        return 1;
+    }
+    int failed = enforcer_release_all(&e);
+    enforcer_close(&e, false);
+    return failed ? 1 : 0;
+}
+
 void daemon_finish(struct daemon *d)
 {
     service_notify("STOPPING=1");

@@ -32,6 +32,7 @@ struct options {
     bool check_only;
     bool dump;             /* with check_only: print the policy in effect */
     bool release_on_exit;  /* lift every limit when stopping */
+    bool release_only;     /* lift every limit found, then exit (--release) */
 };
 
 struct daemon {
@@ -88,6 +89,9 @@ struct reload_outcome {
 int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out);
 void reload_outcome_free(struct reload_outcome *o);
 void daemon_finish(struct daemon *d);
+/* --release: lift every user's limits that the configured backend finds
+ * and exit; 0, or 1 if some could not be lifted or the backend opened. */
+int daemon_release(struct daemon *d);
 void daemon_tick(struct daemon *d);
 
 #endif

@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,4 +164,46 @@ void enforcer_close(struct enforcer *e, bool release)
     free(e->applied);
     memset(e, 0, sizeof(*e));
     e->lock_fd = -1;
+}
+
+/* Every user-UID[.slice] directory in dir (user-UID.slice.d too: the
+ * drop-ins systemd keeps for a slice, whose user may have logged out). */
+static int release_listed(struct enforcer *e, const char *dir)
+{
+    static const struct limits none = {0, 0, 0};
+    char err[512];
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0; /* nothing was ever made there */
+    int failed = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char name[sizeof(de->d_name)];
+        uid_t uid;
+        memcpy(name, de->d_name, sizeof(name));
+        size_t len = strlen(name);
+        if (len > 8 && strcmp(name + len - 8, ".slice.d") == 0)
+            name[len - 2] = '\0';
+        if (de->d_type != DT_DIR || counters_parse_name(name, &uid) < 0)
+            continue;
+        if (backend_apply(e, uid, &none, err, sizeof(err)) < 0) {
+            fprintf(stderr, "loginguardd: cannot lift the limits of %s: %s\n", name, err);
+            failed++;
+        } else if (e->backend == BACKEND_CGROUPFS) {
+            cgroupfs_remove_if_empty(&e->cgroupfs, uid);
+        }
+    }
+    closedir(d);
+    return failed;
+}
+
+int enforcer_release_all(struct enforcer *e)
+{
+    char dir[4096];
+    int failed = release_listed(e, written_cgroups(e, dir, sizeof(dir)));
+    if (e->backend == BACKEND_SYSTEMD) {
+        snprintf(dir, sizeof(dir), "%s/systemd/system.control", e->env->run);
+        failed += release_listed(e, dir);
+    }
+    return failed;
 }

@@ -41,6 +41,13 @@ int enforcer_open(struct enforcer *e, const struct environment *env, enum backen
 /* With release, every user's limits are lifted first (--release-on-exit). */
 void enforcer_close(struct enforcer *e, bool release);
 
+/* Lift the limits of every user cgroup the backend finds, whoever set
+ * them (a daemon that stopped without --release-on-exit, say), and
+ * remove the cgroupfs ones that hold no process.  For loginguardd
+ * --release, which package removal runs after the daemon stopped.
+ * Returns how many users' limits could not be lifted. */
+int enforcer_release_all(struct enforcer *e);
+
 /* The limits a user should have now: the standing share, tightened by
  * the level's limits while they last. */
 struct limits enforcer_wanted(const struct policy *p, const struct user_state *us, uint64_t now);

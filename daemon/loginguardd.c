@@ -26,6 +26,8 @@ static void usage(FILE *out)
             "  -o, --observe        observe mode whatever the config says\n"
             "  -r, --release-on-exit  lift every limit when stopping (default: limits\n"
             "                       and state stay, so a restart changes nothing)\n"
+            "      --release        lift every user's limits that the backend finds\n"
+            "                       (with the daemon stopped: package removal), then exit\n"
             "  -n, --check-config   check the config and rules, print errors, exit 0 or 1\n"
             "      --dump           with --check-config: print the policy in effect as a\n"
             "                       loginguard.conf, with where each value came from\n"
@@ -71,6 +73,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
         {"config", required_argument, NULL, 'c'}, {"foreground", no_argument, NULL, 'f'},
         {"observe", no_argument, NULL, 'o'},      {"check-config", no_argument, NULL, 'n'},
         {"release-on-exit", no_argument, NULL, 'r'}, {"dump", no_argument, NULL, 'D'},
+        {"release", no_argument, NULL, 'R'},
         {"version", no_argument, NULL, 'V'},      {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -93,6 +96,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
             break;
         case 'r':
             opt->release_on_exit = true;
+            break;
+        case 'R':
+            opt->release_only = true;
             break;
         case 'D':
             opt->check_only = opt->dump = true;
@@ -140,6 +146,8 @@ int main(int argc, char **argv)
     }
     if (daemon_load_policy(&d, &d.policy, true, NULL) < 0)
         return 1;
+    if (d.opt.release_only)
+        return daemon_release(&d);
     /* A second instance says so on the terminal that started it. */
     if (daemon_lock_state(&d) < 0)
         return 1;

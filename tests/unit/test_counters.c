@@ -102,11 +102,42 @@ static void test_cgroup_procs_parsed(void **state)
     remove_test_dir();
 }
 
+/* Every sweep reads the same held directory: the second and later ones
+ * must still find the processes in the sessions below the user's slice,
+ * or systemd's session scopes and user manager are taken for strays and
+ * moved out of their sessions. */
+static void test_cgroup_procs_every_sweep(void **state)
+{
+    (void)state;
+    make_test_dir();
+    write_file("user-1001.slice/cgroup.procs", "");
+    write_file("user-1001.slice/session-3.scope/cgroup.procs", "101\n102\n");
+    write_file("user-1001.slice/user@1001.service/cgroup.procs", "");
+    write_file("user-1001.slice/user@1001.service/init.scope/cgroup.procs", "201\n");
+    char dir[128];
+    snprintf(dir, sizeof(dir), "%s/user-1001.slice", test_dir);
+    struct user_cgroup g = {.uid = 1001, .procs_dirfd = open(dir, O_RDONLY | O_DIRECTORY)};
+    assert_true(g.procs_dirfd >= 0);
+    for (int sweep = 0; sweep < 3; sweep++) {
+        pid_t *pids;
+        size_t n = counters_pids(&g, &pids);
+        assert_int_equal(n, 3);
+        pid_t sum = 0;
+        for (size_t i = 0; i < n; i++)
+            sum += pids[i];
+        assert_int_equal(sum, 101 + 102 + 201);
+        free(pids);
+    }
+    close(g.procs_dirfd);
+    remove_test_dir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_read_when_cpu_moved),
         cmocka_unit_test(test_cgroup_procs_parsed),
+        cmocka_unit_test(test_cgroup_procs_every_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,8 +13,9 @@
 #include "trace.h"
 #include "util.h"
 
-/* A segment at least this big before size alone starts another. */
-#define SEGMENT_MIN (64u << 10)
+/* A segment at least this big before size alone starts another: each
+ * new one writes every process it holds in full again. */
+#define SEGMENT_MIN (1u << 20)
 
 void trace_writer_init(struct trace_writer *t)
 {
@@ -98,7 +99,7 @@ int trace_writer_open(struct trace_writer *t, const struct policy *p, char *err,
         return 0;
     t->max_size = p->trace_max_size;
     t->max_age = p->trace_max_age;
-    t->segment_max = t->max_size / 16 > SEGMENT_MIN ? t->max_size / 16 : SEGMENT_MIN;
+    t->segment_max = t->max_size / 8 > SEGMENT_MIN ? t->max_size / 8 : SEGMENT_MIN;
     t->dir = xasprintf("%s/%s", p->state_dir, TRACE_DIR_NAME);
     if (open_dir(t, p->state_dir, err, err_len) < 0) {
         t->enabled = false;
@@ -200,6 +201,7 @@ static int begin_segment(struct trace_writer *t, uint64_t now, const char *host,
     trace_writer_prune(t, now);
     t->buf.len = 0;
     trace_encode_start(&t->enc, &t->buf, host, now, mode, sample_interval);
+    t->enc.user_budget = t->segment_max / 64;
     return 0;
 }
 

@@ -1,12 +1,16 @@
 /* The usage trace on disk: each sample's snapshot (trace_codec.h) appended
  * to a segment file in state_dir/trace/, for loginguardctl simulate.
  *
- * A segment holds an hour at most (and at most a sixteenth of [trace]
- * max_size), is made afresh at start and at every reload (SIGHUP), and is
+ * A segment holds an hour at most (and about an eighth of [trace]
+ * max_size, 1 MiB at least), is made afresh at start and at every reload (SIGHUP), and is
  * never written again once left, so that a crash can cut only the last
  * line of the last segment: each sample's lines go out in one write(2)
  * right after the sample.  The oldest segments are deleted when all of
- * them together pass max_size, or when they are older than max_age.
+ * them together pass max_size, or when they are older than max_age.  A
+ * user's new processes may take a 64th of a segment's size with their
+ * command lines, and four times that without (trace_codec.h): one user
+ * starting processes without end pushes out their own detail before
+ * everyone's history.
  *
  * The directory holds every user's command lines: it is made 0700 and
  * its files 0600, and neither it nor a file in it is opened through a

@@ -239,6 +239,12 @@ static void expire_and_decay(const struct policy *p, struct user_state *us, uint
 
 static const struct rule *find_rule_by_name(const struct policy *p, const char *name)
 {
+    /* A process's rule names it by the rule's own string (the sampler's
+     * and the replay's classification): found by address, every compute
+     * process at every sample, before any string is compared. */
+    for (size_t i = 0; name && i < p->rules.count; i++)
+        if (p->rules.rules[i].name == name)
+            return &p->rules.rules[i];
     for (size_t i = 0; name && i < p->rules.count; i++)
         if (strcmp(p->rules.rules[i].name, name) == 0)
             return &p->rules.rules[i];

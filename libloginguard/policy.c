@@ -59,7 +59,7 @@ void policy_init_defaults(struct policy *p)
     p->sendmail = xstrdup("/usr/sbin/sendmail -i -t");
     p->email_from = xstrdup("root");
     p->trace_enabled = true;
-    p->trace_max_size = 1ULL << 30;
+    p->trace_max_size = 4ULL << 30;
     p->trace_max_age = 14 * 24 * 60 * 60 * USEC_PER_SEC;
     p->rate_limit = 60 * 60 * USEC_PER_SEC;
     /* notices_dirs stays empty here, like rules_dirs. */

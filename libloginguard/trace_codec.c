@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <jansson.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +10,13 @@
 #include "util.h"
 
 #define SAMPLE_PREFIX "{\"t\":\"sample\",\"now\":"
-#define CPU_SCALE 10000.0
-#define CPU_MAX_SCALED ((int64_t)1 << 40) /* 100 million cores: nothing real */
+/* Cores in thousandths, bytes in MiB: finer than any threshold is set,
+ * coarse enough that an idle user's figures stay the same from one
+ * sample to the next and cost nothing. */
+#define CPU_SCALE 1000.0
+#define MEM_UNIT (1u << 20)
+#define CPU_MAX_SCALED ((int64_t)1 << 40) /* a billion cores: nothing real */
+#define EXE_MAX 4096 /* bytes of an executable's path (the daemon keeps 512) */
 
 /* ------------------------------------------------------------------ */
 /* Bytes as JSON, both ways */
@@ -148,6 +152,11 @@ static int64_t scaled_cpu(double cpu)
     return v >= (double)CPU_MAX_SCALED ? CPU_MAX_SCALED : llround(v);
 }
 
+static uint64_t mem_units(uint64_t bytes)
+{
+    return bytes / MEM_UNIT + (bytes % MEM_UNIT >= MEM_UNIT / 2);
+}
+
 static void add_json_line(struct strbuf *out, json_t *j)
 {
     char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -165,6 +174,7 @@ void trace_encode_start(struct trace_encoder *e, struct strbuf *out, const char 
     e->proc_count = 0;
     e->user_count = 0;
     e->next_id = 0;
+    e->spent_count = 0;
     json_t *j = json_object();
     json_object_set_new(j, "t", json_string("trace"));
     json_object_set_new(j, "version", json_integer(TRACE_VERSION));
@@ -264,7 +274,7 @@ static void encode_users(struct trace_encoder *e, const struct snapshot *snap, s
         struct trace_enc_user *x = &now[n++];
         *x = (struct trace_enc_user){
             .uid = u->uid, .sig = user_sig(u), .cpu = scaled_cpu(u->cpu),
-            .memory = u->memory / 1024, .tasks = u->tasks,
+            .memory = mem_units(u->memory), .tasks = u->tasks,
             .flags = u->detailed ? TRACE_USER_DETAILED : 0,
         };
         if (!was || was->sig != x->sig)
@@ -283,6 +293,44 @@ static void encode_users(struct trace_encoder *e, const struct snapshot *snap, s
     e->user_count = e->user_capacity = n;
 }
 
+static uint64_t *spent_of(struct trace_encoder *e, uid_t uid)
+{
+    size_t at = uid_position(e->spent, e->spent_count, sizeof(*e->spent),
+                             offsetof(struct trace_enc_spent, uid), uid);
+    if (at == e->spent_count || e->spent[at].uid != uid) {
+        e->spent = insert_at(e->spent, &e->spent_count, &e->spent_capacity, sizeof(*e->spent),
+                             at);
+        e->spent[at] = (struct trace_enc_spent){uid, 0};
+    }
+    return &e->spent[at].bytes;
+}
+
+/* A process new to the segment: its proc line, within its user's budget.
+ * False when it is left out. */
+static bool write_proc(struct trace_encoder *e, struct strbuf *out, struct trace_enc_proc *x,
+                       const struct proc_sample *ps)
+{
+    uint64_t *spent = spent_of(e, ps->uid);
+    if (e->user_budget && *spent >= 4 * e->user_budget) {
+        x->omitted = true;
+        x->argv_missing = false;
+        return false;
+    }
+    size_t before = out->len;
+    x->id = e->next_id++;
+    if (e->user_budget && *spent >= e->user_budget && ps->argv) {
+        struct proc_sample bare = *ps;
+        bare.argv = NULL;
+        bare.argv_len = 0;
+        proc_line(out, x->id, &bare);
+        x->argv_missing = false;
+    } else {
+        proc_line(out, x->id, ps);
+    }
+    *spent += out->len - before;
+    return true;
+}
+
 static void encode_procs(struct trace_encoder *e, const struct snapshot *snap, struct strbuf *out,
                          struct strbuf *items, struct strbuf *left)
 {
@@ -295,7 +343,8 @@ static void encode_procs(struct trace_encoder *e, const struct snapshot *snap, s
             continue;
         while (old < e->proc_count && cmp_identity(e->procs[old].pid, e->procs[old].start_time,
                                                    ps->pid, ps->start_time) < 0) {
-            strbuf_addf(left, "%s%u", left->len ? "," : "", e->procs[old].id);
+            if (!e->procs[old].omitted)
+                strbuf_addf(left, "%s%u", left->len ? "," : "", e->procs[old].id);
             old++;
         }
         const struct trace_enc_proc *was =
@@ -306,24 +355,30 @@ static void encode_procs(struct trace_encoder *e, const struct snapshot *snap, s
         struct trace_enc_proc *x = &now[n++];
         *x = (struct trace_enc_proc){
             .pid = ps->pid, .start_time = ps->start_time, .sig = proc_sig(ps),
-            .cpu = scaled_cpu(ps->cpu), .rss = ps->rss / 1024,
+            .cpu = scaled_cpu(ps->cpu), .rss = mem_units(ps->rss),
+            .argv_missing = !ps->argv && ps->argv_sha256[0],
         };
-        if (was && was->sig == x->sig) {
+        /* A command line not read in time when the process was written
+         * comes as soon as it is: the rules may need it in the replay. */
+        if (was && was->sig == x->sig && !(was->argv_missing && ps->argv)) {
             x->id = was->id;
-            if (was->cpu == x->cpu && was->rss == x->rss)
+            x->argv_missing = was->argv_missing;
+            x->omitted = was->omitted;
+            if (x->omitted || (was->cpu == x->cpu && was->rss == x->rss))
                 continue;
         } else {
             /* An exec or a rename is a new process to the reader. */
-            if (was)
+            if (was && !was->omitted)
                 strbuf_addf(left, "%s%u", left->len ? "," : "", was->id);
-            x->id = e->next_id++;
-            proc_line(out, x->id, ps);
+            if (!write_proc(e, out, x, ps))
+                continue;
         }
         strbuf_addf(items, "%s[%u,%lld,%llu]", items->len ? "," : "", x->id, (long long)x->cpu,
                     (unsigned long long)x->rss);
     }
     for (; old < e->proc_count; old++)
-        strbuf_addf(left, "%s%u", left->len ? "," : "", e->procs[old].id);
+        if (!e->procs[old].omitted)
+            strbuf_addf(left, "%s%u", left->len ? "," : "", e->procs[old].id);
     free(e->procs);
     e->procs = now;
     e->proc_count = e->proc_capacity = n;
@@ -355,7 +410,7 @@ bool trace_encoder_knows(const struct trace_encoder *e, pid_t pid, uint64_t star
         size_t mid = lo + (hi - lo) / 2;
         int c = cmp_identity(e->procs[mid].pid, e->procs[mid].start_time, pid, start_time);
         if (c == 0)
-            return true;
+            return !e->procs[mid].argv_missing;
         if (c < 0)
             lo = mid + 1;
         else
@@ -369,6 +424,7 @@ void trace_encoder_free(struct trace_encoder *e)
     free(e->procs);
     free(e->users);
     free(e->order);
+    free(e->spent);
     memset(e, 0, sizeof(*e));
 }
 
@@ -455,7 +511,7 @@ static int decode_header(struct trace_decoder *d, const json_t *j)
     uint64_t version, start, interval;
     const char *host = json_string_value(json_object_get(j, "host"));
     const char *mode = json_string_value(json_object_get(j, "mode"));
-    if (!field_uint(j, "version", INT_MAX, &version) || version != TRACE_VERSION ||
+    if (!field_uint(j, "version", INT32_MAX, &version) || version != TRACE_VERSION ||
         !field_uint(j, "start", INT64_MAX, &start) ||
         !field_uint(j, "sample_interval", INT64_MAX, &interval))
         return -1;
@@ -485,10 +541,10 @@ static int decode_user(struct trace_decoder *d, const json_t *j)
 static int decode_proc(struct trace_decoder *d, const json_t *j)
 {
     uint64_t id, pid, start, uid, ppid, session, total = 0;
-    if (!field_uint(j, "id", TRACE_MAX_IDS - 1, &id) || !field_uint(j, "pid", INT_MAX, &pid) ||
+    if (!field_uint(j, "id", TRACE_MAX_IDS - 1, &id) || !field_uint(j, "pid", INT32_MAX, &pid) ||
         !field_uint(j, "start", INT64_MAX, &start) ||
-        !field_uint(j, "uid", UINT32_MAX - 1, &uid) || !field_uint(j, "ppid", INT_MAX, &ppid) ||
-        !field_uint(j, "session", INT_MAX, &session))
+        !field_uint(j, "uid", UINT32_MAX - 1, &uid) || !field_uint(j, "ppid", INT32_MAX, &ppid) ||
+        !field_uint(j, "session", INT32_MAX, &session))
         return -1;
     /* Ids only grow: anything else is not the daemon's. */
     if (d->proc_count && d->procs[d->proc_count - 1]->id >= id)
@@ -502,7 +558,7 @@ static int decode_proc(struct trace_decoder *d, const json_t *j)
     const char *sha = json_string_value(json_object_get(j, "argv_sha256"));
     const char *cls = json_string_value(json_object_get(j, "class"));
     int rc = bytes_from_json(json_object_get(j, "comm"), COMM_LEN - 1, &comm, &len);
-    rc |= bytes_from_json(json_object_get(j, "exe"), PATH_MAX, &p->ps.exe, &exe_len);
+    rc |= bytes_from_json(json_object_get(j, "exe"), EXE_MAX, &p->ps.exe, &exe_len);
     rc |= bytes_from_json(json_object_get(j, "argv"), ARGV_KEEP, &p->ps.argv, &p->ps.argv_len);
     rc |= bytes_from_json(json_object_get(j, "rule"), 4096, &rule, &len);
     if (rc < 0 || (sha && strlen(sha) >= sizeof(p->ps.argv_sha256))) {
@@ -547,7 +603,7 @@ static int check_sample(const json_t *users, const json_t *gone, const json_t *p
     json_array_foreach(users, i, x) {
         if (json_array_size(x) != 5 || !get_uint(json_array_get(x, 0), UINT32_MAX - 1, &v) ||
             !get_uint(json_array_get(x, 1), CPU_MAX_SCALED, &v) ||
-            !get_uint(json_array_get(x, 2), UINT64_MAX / 2048, &v) ||
+            !get_uint(json_array_get(x, 2), UINT64_MAX / MEM_UNIT, &v) ||
             !get_uint(json_array_get(x, 3), INT64_MAX, &v) ||
             !get_uint(json_array_get(x, 4), 255, &v))
             return -1;
@@ -555,7 +611,7 @@ static int check_sample(const json_t *users, const json_t *gone, const json_t *p
     json_array_foreach(procs, i, x) {
         if (json_array_size(x) != 3 || !get_uint(json_array_get(x, 0), TRACE_MAX_IDS, &v) ||
             !get_uint(json_array_get(x, 1), CPU_MAX_SCALED, &v) ||
-            !get_uint(json_array_get(x, 2), UINT64_MAX / 2048, &v))
+            !get_uint(json_array_get(x, 2), UINT64_MAX / MEM_UNIT, &v))
             return -1;
     }
     json_array_foreach(gone, i, x) if (!get_uint(x, UINT32_MAX - 1, &v)) return -1;
@@ -612,7 +668,7 @@ static void fill_snapshot(struct trace_decoder *d, struct snapshot *snap)
         copy_string(u->name, sizeof(u->name), t->name);
         u->exempt_group = t->exempt_group;
         u->cpu = (double)t->cpu / CPU_SCALE;
-        u->memory = t->memory * 1024;
+        u->memory = t->memory * MEM_UNIT;
         u->tasks = t->tasks;
         u->detailed = t->flags & TRACE_USER_DETAILED;
     }
@@ -629,7 +685,7 @@ static void fill_snapshot(struct trace_decoder *d, struct snapshot *snap)
         struct proc_sample *ps = snapshot_add_proc(snap);
         *ps = p->ps;
         ps->cpu = (double)p->cpu / CPU_SCALE;
-        ps->rss = p->rss * 1024;
+        ps->rss = p->rss * MEM_UNIT;
     }
 }
 

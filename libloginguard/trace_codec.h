@@ -21,7 +21,7 @@
  *    "procs":[[ID,CPU,RSS],...],"left":[ID,...]}
  *        one sample, as changes from the segment's previous one: users and
  *        processes new or whose figures changed, and those no longer in
- *        the snapshot.  CPU in 1/10000 core, MEM and RSS in KiB, FLAGS bit
+ *        the snapshot.  CPU in 1/1000 core, MEM and RSS in MiB, FLAGS bit
  *        0 "detailed" (every process of the user is in the snapshot).
  *
  * Strings are the bytes as they were when they are UTF-8 (JSON escapes
@@ -59,6 +59,14 @@ struct trace_enc_proc {
     uint32_t id;
     int64_t cpu;          /* as last written */
     uint64_t rss;
+    bool argv_missing;    /* written without its command line: again once read */
+    bool omitted;         /* its user's budget was spent: not in this segment */
+};
+
+/* What a user's new processes have cost a segment in proc lines. */
+struct trace_enc_spent {
+    uid_t uid;
+    uint64_t bytes;
 };
 
 struct trace_enc_user {
@@ -75,6 +83,14 @@ struct trace_encoder {
     struct trace_enc_user *users;   /* in the last sample, by uid */
     size_t user_count, user_capacity;
     uint32_t next_id;
+    /* Bytes of proc lines a user's processes may take in a segment with
+     * their command lines; past it they are written without, past four
+     * times it not at all (their usage still counts in their user's
+     * totals).  0: no bound.  One user starting processes without end
+     * costs the trace what it allows, not everyone's history. */
+    uint64_t user_budget;
+    struct trace_enc_spent *spent;  /* by uid, this segment's */
+    size_t spent_count, spent_capacity;
     size_t *order;                  /* scratch */
     size_t order_capacity;
 };
@@ -85,8 +101,9 @@ void trace_encode_start(struct trace_encoder *e, struct strbuf *out, const char 
 /* The lines for one sample (user and proc lines first, then the sample). */
 void trace_encode_sample(struct trace_encoder *e, const struct snapshot *snap,
                          struct strbuf *out);
-/* Whether the segment has the process's proc line already (else the
- * next sample writes it, with its command line if the snapshot has it). */
+/* Whether the segment has the process's proc line already, with its
+ * command line (else the next sample writes it, with the command line if
+ * the snapshot has it). */
 bool trace_encoder_knows(const struct trace_encoder *e, pid_t pid, uint64_t start_time);
 void trace_encoder_free(struct trace_encoder *e);
 

@@ -64,7 +64,7 @@ static void usage(FILE *f)
           "         [--table users|programs|rules|days|returns]\n"
           "                                      who and what the event log shows, counted\n"
           "  simulate --config CANDIDATE [--current FILE] [--since 7d|TIME] [--until TIME]\n"
-          "           [--trace DIR]               the usage trace replayed under both\n"
+          "           [--trace DIR] [--json]     the trace replayed under both policies\n"
           "exit status: 0 done, 1 refused, an error from the daemon or a config with\n"
           "errors, 2 usage, 3 the daemon cannot be reached, 4 the event log (or the\n"
           "trace) cannot be read\n",

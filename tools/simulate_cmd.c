@@ -112,14 +112,14 @@ static void user_label(const struct sim_user *u, char *buf, size_t len)
     }
 }
 
-static void pair_count(struct strbuf *b, uint32_t cur, uint32_t cand)
+static void pair_count(struct strbuf *b, uint32_t cur, uint32_t cand, int width)
 {
     char cell[48];
     if (cur == cand)
         snprintf(cell, sizeof(cell), "%u", cur);
     else
         snprintf(cell, sizeof(cell), "%u -> %u", cur, cand);
-    strbuf_addf(b, "  %-12s", cell);
+    strbuf_addf(b, "  %-*s", width, cell);
 }
 
 static void pair_time(struct strbuf *b, uint64_t cur, uint64_t cand)
@@ -138,12 +138,12 @@ static void row(struct strbuf *b, const char *label, const struct sim_outcome o[
                 const char *highest)
 {
     strbuf_addf(b, "%-16s", label);
-    pair_count(b, o[0].violations, o[1].violations);
+    pair_count(b, o[0].violations, o[1].violations, 12);
     strbuf_addf(b, "  %-24s", highest);
     pair_time(b, o[0].throttled, o[1].throttled);
     pair_time(b, o[0].restricted, o[1].restricted);
-    pair_count(b, o[0].stopped, o[1].stopped);
-    pair_count(b, o[0].notices, o[1].notices);
+    pair_count(b, o[0].stopped, o[1].stopped, 12);
+    pair_count(b, o[0].notices, o[1].notices, 0);
     strbuf_adds(b, "\n");
 }
 
@@ -195,7 +195,7 @@ static void text_out(const struct simulation *s, struct sim_user **list, size_t 
     strbuf_addf(b, "current:   %s (%s mode)\ncandidate: %s (%s mode)\n", current,
                 mode_name(s->policies[0]->mode), candidate, mode_name(s->policies[1]->mode));
     strbuf_adds(b, "Counted as enforce mode would act; a cell \"A -> B\" is current -> candidate.\n\n");
-    strbuf_addf(b, "%-16s  %-12s  %-24s  %-18s  %-18s  %-12s  %-12s\n", "USER", "VIOLATIONS",
+    strbuf_addf(b, "%-16s  %-12s  %-24s  %-18s  %-18s  %-12s  %s\n", "USER", "VIOLATIONS",
                 "HIGHEST LEVEL", "THROTTLED", "RESTRICTED", "STOPPED", "NOTICES");
     struct sim_outcome total[2] = {{0}};
     for (size_t i = 0; i < n; i++) {

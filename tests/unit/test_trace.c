@@ -174,6 +174,47 @@ static void test_round_trip(void **state)
     strbuf_free(&out);
 }
 
+/* A command line not read in time is written as soon as it is. */
+static void test_late_argv(void **state)
+{
+    (void)state;
+    struct trace_encoder e = {0};
+    struct strbuf out = {0};
+    struct snapshot s = {0}, back = {0};
+    struct trace_decoder d = {0};
+    trace_encode_start(&e, &out, "n", T0, "observe", 2 * SEC);
+    fill(&s, T0 + 2 * SEC, 3);
+    free(s.procs[0].argv);
+    s.procs[0].argv = NULL;
+    s.procs[0].argv_len = 0;
+    trace_encode_sample(&e, &s, &out);
+    assert_false(trace_encoder_knows(&e, 4242, 777));
+    assert_true(trace_encoder_knows(&e, 4243, 778)); /* no digest: nothing to wait for */
+    assert_int_equal(decode_all(&d, out.s, &back), 1);
+    assert_null(back.procs[0].argv);
+    size_t before = out.len;
+    fill(&s, T0 + 4 * SEC, 3);
+    trace_encode_sample(&e, &s, &out);
+    assert_true(trace_encoder_knows(&e, 4242, 777));
+    assert_int_equal(count_lines(out.s + before, "proc"), 1);
+    assert_int_equal(decode_all(&d, out.s + before, &back), 1);
+    assert_int_equal(back.proc_count, 2);
+    const struct proc_sample *p = back.procs[0].pid == 4242 ? &back.procs[0] : &back.procs[1];
+    assert_int_equal(p->argv_len, HOSTILE_LEN);
+    /* And no more after that. */
+    before = out.len;
+    fill(&s, T0 + 6 * SEC, 3);
+    free(s.procs[0].argv);
+    s.procs[0].argv = NULL;
+    trace_encode_sample(&e, &s, &out);
+    assert_int_equal(count_lines(out.s + before, "proc"), 0);
+    trace_decoder_free(&d);
+    trace_snapshot_free(&back);
+    trace_encoder_free(&e);
+    snapshot_free(&s);
+    strbuf_free(&out);
+}
+
 static void test_decoder_refuses(void **state)
 {
     (void)state;
@@ -313,8 +354,24 @@ static void test_writer_refuses_symlink(void **state)
     remove_test_dir();
 }
 
-/* A user making a new process every sample, each with a 4 KiB command
- * line: the trace stays within max_size (and a segment's worth). */
+/* A user making four new processes every sample, each with a 4 KiB
+ * command line that is not UTF-8: the trace stays within max_size (and a
+ * segment's worth), the user's processes are written without their
+ * command lines and then not at all once their budget is spent, and every
+ * sample kept still replays with the users' totals. */
+struct last_sample {
+    uint64_t now;
+    double alice_cpu;
+};
+
+static void remember(struct trace_decoder *d, struct snapshot *snap, void *arg)
+{
+    (void)d;
+    struct last_sample *l = arg;
+    l->now = snap->now;
+    l->alice_cpu = snapshot_find_user(snap, 1500)->cpu;
+}
+
 static void test_writer_bounded(void **state)
 {
     (void)state;
@@ -351,9 +408,18 @@ static void test_writer_bounded(void **state)
     }
     closedir(dp);
     print_message("trace of 3000 samples with 4 new 4 KiB command lines each: %llu bytes on "
-                  "disk (max_size 1 MiB)\n", (unsigned long long)total);
-    assert_true(total <= p.trace_max_size + p.trace_max_size / 16 + 64 * 1024);
-    assert_true(t.bytes_written > 3 * p.trace_max_size);
+                  "disk, %llu written (max_size 1 MiB)\n", (unsigned long long)total,
+                  (unsigned long long)t.bytes_written);
+    assert_true(total <= p.trace_max_size + (1 << 20) + 64 * 1024);
+    /* Each command line in full would be 3000 * 4 * 8 KiB (hex). */
+    assert_true(t.bytes_written < 3000ULL * 4 * 8192 / 20);
+    struct last_sample last = {0};
+    struct trace_read_stats rs;
+    assert_int_equal(trace_read_dir(path, 0, 0, remember, &last, &rs, err, sizeof(err)), 0);
+    assert_int_equal(rs.skipped, 0);
+    assert_true(rs.samples > 100);
+    assert_int_equal(last.now, T0 + 2999ULL * 2 * SEC);
+    assert_true(last.alice_cpu == 3);
     snapshot_free(&s);
     policy_free(&p);
     remove_test_dir();
@@ -427,6 +493,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_late_argv),
         cmocka_unit_test(test_decoder_refuses),
         cmocka_unit_test(test_writer_files),
         cmocka_unit_test(test_writer_refuses_symlink),

@@ -17,6 +17,7 @@ path in the build tree.  Without pam_wrapper (or without libpamtest, so
 that lg-pam was not built) require_pam_wrapper() skips (exit 77); a
 missing module with pam_wrapper present is a failure, not a skip."""
 
+import glob
 import os
 import re
 import shutil
@@ -191,6 +192,12 @@ class PamEnv:
                        if os.path.exists(module) else module)
         self.driver = lgtest.private_copy(LG_PAM, self.workdir, "lg-pam")
         self.wrapper = wrapper_library()
+        # pam_wrapper copies the service directory to a /tmp/pam.X of its
+        # own and removes it when the process ends, but not a copy made
+        # in a launcher that execs (valgrind's): this file tells this
+        # environment's copies from any other's, for forget_copies().
+        self.marker = "lgtest-" + os.path.basename(self.workdir)
+        open(os.path.join(self.dir, self.marker), "w").close()
         # Anything that falls through to "other" is refused, loudly.
         deny = system_module("pam_deny.so")
         self.service("other", [f"{t} required {deny}" for t in
@@ -256,9 +263,17 @@ class PamEnv:
                            preexec_fn=become if as_user is not None else None)
         result = Result(p.returncode, p.stdout.decode("utf-8", "surrogateescape"),
                         p.stderr.decode("utf-8", "surrogateescape"))
+        self.forget_copies()
         if check and p.returncode != 0:
             raise AssertionError(f"lg-pam {steps} exited {p.returncode}:\n{result.stderr}")
         return result
+
+    def forget_copies(self):
+        """Remove pam_wrapper's copies of this service directory that
+        outlived their process."""
+        for d in glob.glob("/tmp/pam.?"):
+            if os.path.exists(os.path.join(d, self.marker)):
+                shutil.rmtree(d, ignore_errors=True)
 
     def cleanup(self):
         if self.own_workdir and not os.environ.get("LG_KEEP"):

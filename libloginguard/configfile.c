@@ -374,8 +374,9 @@ int config_validate(struct policy *p, const char *path, struct errors *errs)
         errors_add(errs, path, 0, "scan_interval must not be shorter than sample_interval");
     if (p->window < p->sample_interval)
         errors_add(errs, path, 0, "[violation] window must not be shorter than sample_interval");
-    if (!p->cgroup_parent || strstr(p->cgroup_parent, ".."))
-        errors_add(errs, path, 0, "[daemon] cgroup_parent must be a cgroup path without '..'");
+    if (!p->cgroup_parent || !p->cgroup_parent[0] || strstr(p->cgroup_parent, ".."))
+        errors_add(errs, path, 0,
+                   "[daemon] cgroup_parent must be a cgroup path without '..', such as loginguard");
     if (p->events_per_user > 0 && p->events_interval == 0)
         errors_add(errs, path, 0, "[daemon] events_interval must be above 0 (events_per_user = 0 "
                    "writes every event)");

@@ -241,6 +241,10 @@ static void test_validation_errors(void **state)
                  ": scan_interval must not be shorter than sample_interval");
     expect_error("[violation]\nwindow = 1s\n",
                  ": [violation] window must not be shorter than sample_interval");
+    expect_error("[daemon]\ncgroup_parent =\n",
+                 ": [daemon] cgroup_parent must be a cgroup path without '..', such as loginguard");
+    expect_error("[daemon]\ncgroup_parent = a/../b\n",
+                 ": [daemon] cgroup_parent must be a cgroup path without '..', such as loginguard");
     expect_error("[daemon]\nevents_interval = 0s\n",
                  ": [daemon] events_interval must be above 0 (events_per_user = 0 writes every "
                  "event)");

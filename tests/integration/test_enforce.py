@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import time
 import unittest
 
@@ -241,6 +242,26 @@ class Restart(unittest.TestCase):
         self.assertEqual(lgtest.read(quota).strip(), str(int(THROTTLE * 100000)))
         self.assertEqual(daemon.stop(), 0)
         self.assertEqual(lgtest.read(quota).strip(), "-1")
+
+    def test_release_lifts_what_a_stopped_daemon_left(self):
+        """What package removal runs after stopping the daemon, which
+        keeps its limits when it stops."""
+        daemon = self.daemon = Daemon(self.workdir, policy(self.parent, self.workdir))
+        daemon.start()
+        user = self.users.add("lgtest8")
+        spin = lgtest.private_copy(lgtest.SPIN, self.workdir, "spin")
+        hog = self.procs.start([spin, "2"], user)
+        daemon.wait_event(FLAG_TIMEOUT, event="limits_set", uid=user.pw_uid, level=1)
+        self.assertEqual(daemon.stop(), 0)
+        cpu = os.path.join(lgtest.cgroup_dirs(self.parent)["cpu"], f"user-{user.pw_uid}")
+        self.assertEqual(lgtest.read(f"{cpu}/cpu.cfs_quota_us").strip(),
+                         str(int(THROTTLE * 100000)))
+        r = subprocess.run([lgtest.DAEMON, "--release", "--config", daemon.conf],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(lgtest.read(f"{cpu}/cpu.cfs_quota_us").strip(), "-1")
+        # The hog is left where it was, free.
+        self.assertIn(str(hog.pid), lgtest.read(f"{cpu}/cgroup.procs").split())
 
 
 if __name__ == "__main__":

@@ -195,3 +195,17 @@ bool event_filter_match(const struct event_filter *f, const json_t *event, uint6
             return true;
     return false;
 }
+
+int event_range_parse(const char *since_text, const char *until_text, uint64_t now,
+                      uint64_t *since, uint64_t *until, char *why, size_t why_len)
+{
+    *until = now;
+    if (event_since_parse(since_text ? since_text : "7d", now, since, why, why_len) < 0 ||
+        (until_text && event_since_parse(until_text, now, until, why, why_len) < 0))
+        return -1;
+    if (*until <= *since) {
+        snprintf(why, why_len, "--until must be later than --since");
+        return -1;
+    }
+    return 0;
+}

@@ -38,6 +38,12 @@ void event_filter_free(struct event_filter *f);
  * today ("10:00").  0, or -1 with why. */
 int event_since_parse(const char *text, uint64_t now, uint64_t *usec, char *why, size_t why_len);
 
+/* --since and --until of report and simulate: since (NULL: "7d") and
+ * until (NULL: now) as event_since_parse reads them, until after since.
+ * 0, or -1 with why. */
+int event_range_parse(const char *since_text, const char *until_text, uint64_t now,
+                      uint64_t *since, uint64_t *until, char *why, size_t why_len);
+
 /* "2026-01-31T12:00:00.000Z", as the daemon writes times, to realtime
  * usec; -1 for anything else. */
 int event_time_parse(const char *text, uint64_t *usec);

@@ -203,13 +203,10 @@ int report_command(int argc, char **argv, const struct report_args *a)
     if (a->table && (table = report_table_by_name(a->table)) < 0)
         return usage_error("--table is users, programs, rules, days or returns");
     char why[2048];
-    uint64_t now = now_realtime_usec(), since, until = now;
-    if (event_since_parse(a->since ? a->since : "7d", now, &since, why, sizeof(why)) < 0)
+    uint64_t since, until;
+    if (event_range_parse(a->since, a->until, now_realtime_usec(), &since, &until, why,
+                          sizeof(why)) < 0)
         return usage_error(why);
-    if (a->until && event_since_parse(a->until, now, &until, why, sizeof(why)) < 0)
-        return usage_error(why);
-    if (until <= since)
-        return usage_error("--until must be later than --since");
     struct policy p;
     if (ctl_load_policy(a->config, "the event log's path", NULL, &p) < 0)
         return RP_USAGE;

@@ -319,13 +319,10 @@ int simulate_command(int argc, char **argv, const struct simulate_args *a)
     if (!a->candidate)
         return usage_error("simulate needs the candidate: --config FILE");
     char why[256];
-    uint64_t now = now_realtime_usec(), since, until = now;
-    if (event_since_parse(a->since ? a->since : "7d", now, &since, why, sizeof(why)) < 0)
+    uint64_t since, until;
+    if (event_range_parse(a->since, a->until, now_realtime_usec(), &since, &until, why,
+                          sizeof(why)) < 0)
         return usage_error(why);
-    if (a->until && event_since_parse(a->until, now, &until, why, sizeof(why)) < 0)
-        return usage_error(why);
-    if (until <= since)
-        return usage_error("--until must be later than --since");
 
     /* The candidate first: its errors are what the admin came for. */
     struct policy candidate, current;

@@ -507,6 +507,25 @@ static void test_rows_escape_hostile_text(void **state)
     }
 }
 
+/* report's and simulate's --since and --until. */
+static void test_range(void **state)
+{
+    (void)state;
+    setenv("TZ", "UTC", 1);
+    tzset();
+    uint64_t now = 1795600800ULL * USEC_PER_SEC, since, until;
+    char why[400];
+    assert_int_equal(event_range_parse(NULL, NULL, now, &since, &until, why, sizeof(why)), 0);
+    assert_int_equal(since, now - 7 * 86400 * USEC_PER_SEC);
+    assert_int_equal(until, now);
+    assert_int_equal(event_range_parse("2d", "1d", now, &since, &until, why, sizeof(why)), 0);
+    assert_int_equal(until - since, 86400 * USEC_PER_SEC);
+    assert_int_equal(event_range_parse("1d", "2d", now, &since, &until, why, sizeof(why)), -1);
+    assert_string_equal(why, "--until must be later than --since");
+    assert_int_equal(event_range_parse("1h", "soon", now, &since, &until, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "soon"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -517,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_engine_events_are_known_kinds),
         cmocka_unit_test(test_filter_by_user),
         cmocka_unit_test(test_since),
+        cmocka_unit_test(test_range),
         cmocka_unit_test(test_rotated_copies_oldest_first),
         cmocka_unit_test(test_compressed_and_plain_copies_read_alike),
         cmocka_unit_test(test_rows_say_what_matters),

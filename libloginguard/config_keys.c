@@ -60,6 +60,8 @@ const struct config_key config_keys[] = {
     {"trace", "enabled", T_BOOL, P(trace_enabled), 0},
     {"trace", "max_size", T_SIZE, P(trace_max_size), 0},
     {"trace", "max_age", T_DURATION, P(trace_max_age), 0},
+    {"cluster", "database", T_STRING, P(cluster_database), 0},
+    {"cluster", "node", T_STRING, P(cluster_node), 0},
     {NULL, NULL, 0, 0, 0},
 };
 

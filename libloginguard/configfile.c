@@ -18,7 +18,7 @@
 #include "util.h"
 
 static const char *const sections[] = {"daemon", "share", "violation", "classes",
-                                       "exempt", "level N", "notify", "trace", NULL};
+                                       "exempt", "level N", "notify", "trace", "cluster", NULL};
 
 /* Where the parser is in a file. */
 struct cursor {
@@ -235,7 +235,7 @@ static int enter_section(const char *name, struct cursor *c, struct policy *p,
     }
     errors_add(c->errs, c->path, c->line,
                "unknown section [%s]; sections are [daemon], [share], [violation], "
-               "[classes], [exempt], [level N], [notify] and [trace]",
+               "[classes], [exempt], [level N], [notify], [trace] and [cluster]",
                name);
     return -1;
 }

@@ -81,6 +81,8 @@ void policy_free(struct policy *p)
     free(p->metrics_file);
     name_list_free(&p->rules_dirs);
     free(p->cgroup_parent);
+    free(p->cluster_database);
+    free(p->cluster_node);
     name_list_free(&p->exempt_users);
     name_list_free(&p->exempt_groups);
     name_list_free(&p->channels);

@@ -10,7 +10,10 @@ set -eu
 # prometheus is there for promtool, which the tests check the metrics with;
 # its server is neither started nor enabled (see below).  qemu, mmdebstrap,
 # busybox-static and the rest of the last two lines build the packages and
-# the Debian VM of the system tests (make check-vm, tests/vm/).
+# the Debian VM of the system tests (make check-vm, tests/vm/).  postgresql
+# is there for its server programs (initdb, pg_ctl): the cluster tests start
+# a server of their own in a temporary directory; the package's own cluster
+# is neither started nor enabled.
 PACKAGES="
   build-essential g++ autoconf automake libtool libtool-bin pkg-config
   libjansson-dev libcgroup-dev cgroup-tools libsystemd-dev
@@ -20,6 +23,7 @@ PACKAGES="
   procps passwd uidmap util-linux valgrind
   prometheus
   libcairo2-dev chromium
+  libpq-dev postgresql
   qemu-system-x86 qemu-utils mmdebstrap e2fsprogs busybox-static openssh-client cpio
   debhelper dpkg-dev fakeroot lintian
 "
@@ -46,13 +50,16 @@ if [ -n "$missing" ]; then
     fi
     # shellcheck disable=SC2086
     apt-get install -q -y --no-install-recommends $missing
-    case " $missing " in
-    *" prometheus "*)
-        if command -v deb-systemd-helper >/dev/null; then
-            deb-systemd-helper disable prometheus.service >/dev/null 2>&1 || true
-        fi
-        ;;
-    esac
+    # Nor enabled for the next boot.
+    for service in prometheus postgresql; do
+        case " $missing " in
+        *" $service "*)
+            if command -v deb-systemd-helper >/dev/null; then
+                deb-systemd-helper disable "$service.service" >/dev/null 2>&1 || true
+            fi
+            ;;
+        esac
+    done
 fi
 
 case "${1:-}" in --deps | --fuzz) exit 0 ;; esac

@@ -199,7 +199,7 @@ static void test_syntax_errors(void **state)
     expect_error("[daemon\n", ":1: a section header looks like [name]");
     expect_error("[violaton]\ncpu = 2\n",
                  ":1: unknown section [violaton]; sections are [daemon], [share], [violation], "
-                 "[classes], [exempt], [level N], [notify] and [trace]");
+                 "[classes], [exempt], [level N], [notify], [trace] and [cluster]");
     expect_error("[daemon]\nmdoe = observe\n",
                  ":2: unknown key 'mdoe' in [daemon]; known keys: mode, sample_interval, "
                  "scan_interval, proc_connector, min_uid, admin_group, event_log, state_dir, control_socket, "

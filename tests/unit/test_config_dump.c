@@ -215,7 +215,10 @@ static const char site_dropin[] =
     "[trace]\n"
     "enabled = no\n"
     "max_size = 1.5G\n"
-    "max_age = 36h\n";
+    "max_age = 36h\n"
+    "[cluster]\n"
+    "database = host=/run/postgresql dbname=loginguard\n"
+    "node = login2\n";
 
 /* The drop-in is only a test of every key if it changes every key. */
 static void assert_every_key_changed(struct policy *site)

@@ -63,6 +63,15 @@ static int schema_version(PGconn *conn, int *version)
     return code;
 }
 
+/* A GRANT by a role that may not grant is no error to the server, only a
+ * warning a statement (SQLSTATE 01007): counted here, to fail on. */
+static void count_not_granted(void *arg, const PGresult *res)
+{
+    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    if (state && strcmp(state, "01007") == 0)
+        (*(int *)arg)++;
+}
+
 /* cluster_grant_format with each %s the quoted role. */
 static int grant(PGconn *conn, const char *role)
 {
@@ -81,8 +90,20 @@ static int grant(PGconn *conn, const char *role)
         }
     }
     PQfreemem(quoted);
+    int not_granted = 0;
+    PQnoticeReceiver before = PQsetNoticeReceiver(conn, count_not_granted, &not_granted);
     int code = run_in_transaction(conn, sql.s, "granting a node's rights");
+    PQsetNoticeReceiver(conn, before, NULL);
     strbuf_free(&sql);
+    if (code == CLUSTER_OK && not_granted) {
+        char where[512];
+        cluster_where(conn, where, sizeof(where));
+        fprintf(stderr, "loginguardctl: granting a node's rights failed on the cluster's "
+                "database (%s): %d privilege(s) not granted, as this role may not grant them; "
+                "run cluster init --grant as the role that owns the schema\n", where,
+                not_granted);
+        code = CLUSTER_FAILED;
+    }
     if (code == CLUSTER_OK)
         printf("granted %s a node's rights\n", role);
     return code;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cluster_db.h"
 #include "ctl_config.h"
 #include "event_files.h"
 #include "event_filter.h"
@@ -27,10 +28,24 @@ struct reader {
     const struct event_filter *filter;
     bool json;
     bool headed;         /* the table's heading is out */
+    const char *node;    /* --cluster: the node that logged the line */
     uint64_t malformed;  /* not an event, or cut short */
     uint64_t reported;   /* malformed + oversized already said */
     struct strbuf out;
 };
+
+/* events --cluster: the node's name before each row, escaped as the
+ * row's own text is. */
+#define NODE_WIDTH 16
+
+static void add_node(struct strbuf *out, const char *node)
+{
+    size_t len = strlen(node);
+    char *shown = xmalloc(4 * len + 1);
+    utf8_escape(node, len, shown, 4 * len + 1);
+    strbuf_addf(out, "%-*s  ", NODE_WIDTH, shown);
+    free(shown);
+}
 
 static void on_line(const char *line, size_t len, void *arg)
 {
@@ -43,16 +58,28 @@ static void on_line(const char *line, size_t len, void *arg)
         r->malformed++;
         return;
     }
-    if (event_filter_match(r->filter, e, time)) {
-        if (r->json) {
-            strbuf_add(&r->out, line, len); /* as the daemon wrote it */
-            strbuf_addc(&r->out, '\n');
-        } else {
-            if (!r->headed)
-                event_row_heading(&r->out);
-            r->headed = true;
-            event_row(e, time, &r->out);
-        }
+    if (!event_filter_match(r->filter, e, time)) {
+        json_decref(e);
+        return;
+    }
+    if (r->json && r->node) {
+        json_object_set_new(e, "node", json_string(r->node));
+        char *text = json_dumps(e, JSON_COMPACT | JSON_ENSURE_ASCII);
+        strbuf_adds(&r->out, text ? text : "{}");
+        strbuf_addc(&r->out, '\n');
+        free(text);
+    } else if (r->json) {
+        strbuf_add(&r->out, line, len); /* as the daemon wrote it */
+        strbuf_addc(&r->out, '\n');
+    } else {
+        if (!r->headed && r->node)
+            strbuf_addf(&r->out, "%-*s  ", NODE_WIDTH, "NODE");
+        if (!r->headed)
+            event_row_heading(&r->out);
+        r->headed = true;
+        if (r->node)
+            add_node(&r->out, r->node);
+        event_row(e, time, &r->out);
     }
     json_decref(e);
 }
@@ -202,11 +229,45 @@ static int follow(const char *path, struct reader *r)
     return code;
 }
 
+static void on_cluster_event(const char *node, const char *line, size_t len, void *arg)
+{
+    struct reader *r = arg;
+    r->node = node;
+    on_line(line, len, r);
+    r->node = NULL;
+    if (r->out.len >= 65536)
+        flush(r);
+}
+
+/* --cluster: the events of every node, from the cluster's database,
+ * through the same filter and rows as the log's. */
+static int read_cluster(const struct events_args *a, const struct event_filter *filter)
+{
+    struct policy p;
+    PGconn *conn;
+    int code = cluster_open(a->config, &p, &conn);
+    if (code != CLUSTER_OK)
+        return code;
+    struct reader r = {.filter = filter, .json = a->json};
+    code = cluster_each_event(conn, filter->since, on_cluster_event, &r);
+    flush(&r);
+    if (r.malformed)
+        fprintf(stderr, "loginguardctl: skipped %llu event(s) of loginguard.events that are "
+                "not events (no \"event\" or \"time\")\n", (unsigned long long)r.malformed);
+    strbuf_free(&r.out);
+    PQfinish(conn);
+    policy_free(&p);
+    return code;
+}
+
 int events_command(int argc, char **argv, const struct events_args *a)
 {
     (void)argv;
     if (argc > 0)
         return usage_error("events takes no arguments (--user NAME picks a user)");
+    if (a->cluster && a->follow)
+        return usage_error("events --cluster shows what the cluster's database holds: "
+                           "--follow is for this node's log");
     struct event_filter filter = {0};
     int code = make_filter(a, &filter);
     if (code < 0) {
@@ -214,9 +275,11 @@ int events_command(int argc, char **argv, const struct events_args *a)
         return EV_OK;
     }
     char *path = NULL;
-    if (code == EV_OK && log_path(a, &path) < 0)
+    if (code == EV_OK && !a->cluster && log_path(a, &path) < 0)
         code = EV_USAGE;
-    if (code == EV_OK) {
+    if (code == EV_OK && a->cluster) {
+        code = read_cluster(a, &filter);
+    } else if (code == EV_OK) {
         struct reader r = {.filter = &filter, .json = a->json};
         if (a->since || !a->follow)
             code = read_history(path, !a->follow, &r);

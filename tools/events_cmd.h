@@ -14,6 +14,7 @@ struct events_args {
     const char **kinds;      /* each --kind as given */
     size_t kind_count;
     bool follow, json;
+    bool cluster;            /* every node's, from the cluster's database */
 };
 
 /* argc, argv: what follows "events" (nothing is expected); returns the

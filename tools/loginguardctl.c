@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cluster_cmd.h"
+#include "cluster_db.h"
 #include "config_check.h"
 #include "ctl_config.h"
 #include "control_proto.h"
@@ -233,9 +234,18 @@ static void time_text(const json_t *t, char *buf, size_t len)
 }
 
 enum { COL_USER, COL_UID, COL_CORES, COL_MEMORY, COL_PROCS, COL_LEVEL, COL_UNTIL, COL_EXEMPT,
-       COLS };
+       COL_VIOLATIONS, COL_NODE, COLS };
 static const char *const headings[COLS] = {"USER", "UID", "CORES", "MEMORY", "PROCS",
-                                           "LEVEL", "UNTIL", "EXEMPT UNTIL"};
+                                           "LEVEL", "UNTIL", "EXEMPT UNTIL", "VIOLATIONS",
+                                           "NODE"};
+
+/* The columns of status, and of status --cluster (the database holds each
+ * user's standing, and which node changed it last, but no usage). */
+static const int local_columns[] = {COL_USER, COL_UID, COL_CORES, COL_MEMORY, COL_PROCS,
+                                    COL_LEVEL, COL_UNTIL, COL_EXEMPT};
+static const int cluster_columns[] = {COL_USER, COL_UID, COL_LEVEL, COL_UNTIL,
+                                      COL_VIOLATIONS, COL_EXEMPT, COL_NODE};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static void row_cells(const json_t *u, char cells[COLS][80])
 {
@@ -261,10 +271,19 @@ static void row_cells(const json_t *u, char cells[COLS][80])
         snprintf(cells[COL_EXEMPT], 80, "always (%s)", str(u, "protected", ""));
     else
         time_text(json_object_get(u, "exempt_until"), cells[COL_EXEMPT], 80);
+    snprintf(cells[COL_VIOLATIONS], 80, "%lld",
+             (long long)json_integer_value(json_object_get(u, "violations")));
+    const char *node = str(u, "node", "-");
+    len = strlen(node);
+    shown = xmalloc(4 * len + 1);
+    utf8_escape(node, len, shown, 4 * len + 1);
+    snprintf(cells[COL_NODE], 80, "%s", shown);
+    free(shown);
 }
 
-/* Every column as wide as its widest cell; numbers to the right. */
-static void print_table(const json_t *users)
+/* The columns cols of users: every column as wide as its widest cell;
+ * numbers to the right. */
+static void print_table(const json_t *users, const int *cols, size_t ncols)
 {
     size_t n = json_array_size(users);
     char (*cells)[COLS][80] = xcalloc(n + 1, sizeof(*cells));
@@ -280,10 +299,12 @@ static void print_table(const json_t *users)
                 width[c] = (int)strlen(cells[i + 1][c]);
     }
     for (size_t i = 0; i <= n; i++) {
-        for (int c = 0; c < COLS; c++) {
-            bool number = c == COL_UID || c == COL_CORES || c == COL_MEMORY || c == COL_PROCS;
-            const char *sep = c + 1 < COLS ? "  " : "\n";
-            if (c + 1 == COLS)
+        for (size_t k = 0; k < ncols; k++) {
+            int c = cols[k];
+            bool number = c == COL_UID || c == COL_CORES || c == COL_MEMORY ||
+                          c == COL_PROCS || c == COL_VIOLATIONS;
+            const char *sep = k + 1 < ncols ? "  " : "\n";
+            if (k + 1 == ncols)
                 printf("%s%s", cells[i][c], sep);
             else
                 printf(number ? "%*s%s" : "%-*s%s", width[c], cells[i][c], sep);
@@ -318,14 +339,15 @@ static void print_status(const json_t *r)
                  0);
     }
     printf("\nsampled: %s\n\n", sampled);
-    print_table(json_object_get(r, "users"));
+    print_table(json_object_get(r, "users"), local_columns, COUNT(local_columns));
 }
 
 static void print_user(const json_t *u)
 {
     char cells[COLS][80];
     row_cells(u, cells);
-    for (int c = 0; c < COLS; c++)
+    for (size_t k = 0; k < COUNT(local_columns); k++) {
+        int c = local_columns[k];
         if (c != COL_UID)
             printf("%-13s %s\n", c == COL_USER ? "user" : c == COL_CORES   ? "cores"
                                                       : c == COL_MEMORY  ? "memory"
@@ -334,6 +356,7 @@ static void print_user(const json_t *u)
                                                       : c == COL_UNTIL   ? "limits until"
                                                                          : "exempt until",
                    cells[c]);
+    }
     printf("%-13s %s\n", "uid", cells[COL_UID]);
 }
 
@@ -621,8 +644,8 @@ static int parse_options(int argc, char **argv, struct args *a)
 static int events_main(int argc, char **argv, struct args *a)
 {
     int code;
-    if (a->all || a->reason || a->duration || a->remove) {
-        code = usage_error("--all, --reason, --for and --remove are not for events");
+    if (a->all || a->reason || a->duration || a->remove || a->grant) {
+        code = usage_error("--all, --reason, --for, --remove and --grant are not for events");
     } else if (a->report.until || a->report.format || a->report.table) {
         code = usage_error("--until, --format and --table are for report");
     } else if (a->socket) {
@@ -630,6 +653,7 @@ static int events_main(int argc, char **argv, struct args *a)
     } else {
         a->events.config = a->config;
         a->events.json = a->json;
+        a->events.cluster = a->cluster;
         code = events_command(argc, argv, &a->events);
     }
     free(a->events.kinds);
@@ -646,16 +670,59 @@ static int report_main(int argc, char **argv, struct args *a)
     if (a->json)
         a->report.format = "json";
     if (a->all || a->reason || a->duration || a->remove || a->dump ||
-        a->events.user || a->events.kind_count || a->events.follow)
-        code = usage_error("report takes --since, --until, --format, --table and --config");
+        a->events.user || a->events.kind_count || a->events.follow || a->grant)
+        code = usage_error("report takes --since, --until, --format, --table, --cluster and "
+                           "--config");
     else if (a->socket)
         code = usage_error("report reads the event log, not the socket: give --config FILE");
     else {
         a->report.config = a->config;
         a->report.since = a->events.since;
+        a->report.cluster = a->cluster;
         code = report_command(argc, argv, &a->report);
     }
     free(a->events.kinds);
+    return code;
+}
+
+/* status --cluster: the standing of every node's users, from the
+ * cluster's database, in status's table (or its JSON). */
+static int status_cluster(int argc, struct args *a)
+{
+    free(a->events.kinds);
+    a->events.kinds = NULL;
+    if (argc > 1)
+        return usage_error("status takes no arguments");
+    if (a->all || a->reason || a->duration || a->remove || a->dump || a->events.user ||
+        a->events.since || a->events.kind_count || a->events.follow || a->report.until ||
+        a->report.format || a->report.table || a->current || a->trace || a->grant)
+        return usage_error("status --cluster takes --config and --json");
+    if (a->socket)
+        return usage_error("status --cluster reads the cluster's database: give --config FILE, "
+                           "not --socket");
+    struct policy p;
+    PGconn *conn;
+    int code = cluster_open(a->config, &p, &conn);
+    if (code != CLUSTER_OK)
+        return code;
+    json_t *r = cluster_standing(conn, &p);
+    if (!r) {
+        code = CLUSTER_FAILED;
+    } else if (a->json) {
+        char *text = json_dumps(r, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+        if (text)
+            puts(text);
+        free(text);
+    } else {
+        char where[512];
+        cluster_where(conn, where, sizeof(where));
+        printf("cluster: users limited or exempt on any node, from %s\n\n", where);
+        const json_t *users = json_object_get(r, "users");
+        print_table(users, cluster_columns, COUNT(cluster_columns));
+    }
+    json_decref(r);
+    PQfinish(conn);
+    policy_free(&p);
     return code;
 }
 
@@ -683,7 +750,8 @@ static int simulate_main(int argc, char **argv, struct args *a)
 {
     int code;
     if (a->all || a->reason || a->duration || a->remove || a->dump || a->events.user ||
-        a->events.kind_count || a->events.follow || a->report.format || a->report.table)
+        a->events.kind_count || a->events.follow || a->report.format || a->report.table ||
+        a->grant || a->cluster)
         code = usage_error("simulate takes --config, --current, --trace, --since, --until and "
                            "--json");
     else if (a->socket)
@@ -718,6 +786,12 @@ int main(int argc, char **argv)
         return simulate_main(argc - optind - 1, argv + optind + 1, &a);
     if (optind < argc && strcmp(argv[optind], "cluster") == 0)
         return cluster_main(argc - optind - 1, argv + optind + 1, &a);
+    if (optind < argc && strcmp(argv[optind], "status") == 0 && a.cluster)
+        return status_cluster(argc - optind, &a);
+    if (a.cluster) {
+        free(a.events.kinds);
+        return usage_error("--cluster is for status, events and report");
+    }
     if (a.grant) {
         free(a.events.kinds);
         return usage_error("--grant is for cluster init");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster_db.h"
 #include "ctl_config.h"
 #include "day_chart.h"
 #include "event_files.h"
@@ -80,6 +81,25 @@ static int read_log(const char *path, uint64_t lookback, struct report *r)
         event_lines_free(&lines);
     }
     event_files_free(&files);
+    return code;
+}
+
+static void on_cluster_event(const char *node, const char *line, size_t len, void *arg)
+{
+    (void)node;
+    on_line(line, len, arg);
+}
+
+/* --cluster: every node's events from the database, oldest first, into r,
+ * from as far back as read_log reads. */
+static int read_cluster(PGconn *conn, uint64_t lookback, struct report *r)
+{
+    struct reading rd = {.report = r};
+    int code = cluster_each_event(conn, r->since > lookback ? r->since - lookback : 0,
+                                  on_cluster_event, &rd);
+    if (rd.malformed)
+        fprintf(stderr, "loginguardctl: skipped %llu event(s) of loginguard.events that are "
+                "not events (no \"event\" or \"time\")\n", (unsigned long long)rd.malformed);
     return code;
 }
 
@@ -208,15 +228,22 @@ int report_command(int argc, char **argv, const struct report_args *a)
                           sizeof(why)) < 0)
         return usage_error(why);
     struct policy p;
-    if (ctl_load_policy(a->config, "the event log's path", NULL, &p) < 0)
+    PGconn *conn = NULL;
+    if (a->cluster) {
+        int code = cluster_open(a->config, &p, &conn);
+        if (code != CLUSTER_OK)
+            return code;
+    } else if (ctl_load_policy(a->config, "the event log's path", NULL, &p) < 0) {
         return RP_USAGE;
+    }
     struct report r;
     report_init(&r, since, until);
     uint64_t lookback = 0;
     for (size_t i = 0; i < p.level_count; i++)
         if (p.levels[i].duration > lookback)
             lookback = p.levels[i].duration;
-    int code = read_log(p.event_log, lookback, &r);
+    int code = conn ? read_cluster(conn, lookback, &r) : read_log(p.event_log, lookback, &r);
+    PQfinish(conn);
     if (code == RP_OK) {
         report_finish(&r);
         code = write_out(&r, f, table, p.violation_cpu);

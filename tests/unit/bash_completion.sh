@@ -70,7 +70,7 @@ has()
 }
 
 # Commands, and options before one.
-expect "check-config events exempt forgive me metrics reload report simulate status user why" loginguardctl ""
+expect "check-config cluster events exempt forgive me metrics reload report simulate status user why" loginguardctl ""
 expect "status" loginguardctl st
 expect "check-config" loginguardctl ch
 expect "--json" loginguardctl --j
@@ -79,8 +79,8 @@ expect "events" loginguardctl --config /etc/x.conf ev
 expect "events" loginguardctl --config = /etc/x.conf ev
 
 # Each command's options, and the global ones.
-expect "--all --config --help --json --socket" loginguardctl status --
-expect "--config --follow --help --json --kind --since --socket --user" loginguardctl events --
+expect "--all --cluster --config --help --json --socket" loginguardctl status --
+expect "--cluster --config --follow --help --json --kind --since --socket --user" loginguardctl events --
 expect "--for" loginguardctl exempt root --r --f
 expect "--config --for --help --json --reason --remove --socket" loginguardctl exempt root --
 expect "--reason --remove" loginguardctl exempt root --re
@@ -116,7 +116,7 @@ expect "today" loginguardctl events --since to
 expect "1d 1h" loginguardctl exempt bob --for 1
 expect "" loginguardctl forgive bob --reason ""
 expect "reload report" loginguardctl re
-expect "--config --format --help --json --since --socket --table --until" loginguardctl report --
+expect "--cluster --config --format --help --json --since --socket --table --until" loginguardctl report --
 expect "html" loginguardctl report --format h
 expect "programs" loginguardctl report --format csv --table pro
 expect "1d 1h" loginguardctl report --until 1
@@ -125,6 +125,9 @@ expect "simulate" loginguardctl si
 expect "--config --current --help --json --since --socket --trace --until" loginguardctl simulate --
 expect "$dir/loginguard.conf" loginguardctl simulate --config "$dir/l" --current "$dir/log"
 expect "7d" loginguardctl simulate --config x --since 7
+expect "init" loginguardctl cluster ""
+expect "--config --grant --help --json --socket" loginguardctl cluster init --
+expect "" loginguardctl cluster init --grant ""
 
 # Registered for the command's name.
 if complete -p loginguardctl | grep -q -- '-F _loginguardctl'; then

@@ -157,3 +157,18 @@ int cgroup_release_child(const struct release_level *levels, size_t n, const cha
              levels[stuck].dest_dir);
     return -1;
 }
+
+const char *cgroup_release_name(const char *path, char *buf, size_t len)
+{
+    size_t end = strlen(path);
+    while (end > 0 && path[end - 1] == '/')
+        end--;
+    size_t start = end;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    if (end == start || end - start >= len || (end - start == 1 && path[start] == '.'))
+        return NULL;
+    memcpy(buf, path + start, end - start);
+    buf[end - start] = '\0';
+    return buf;
+}

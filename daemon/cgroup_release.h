@@ -33,6 +33,11 @@ struct release_level {
 int cgroup_release_child(const struct release_level *levels, size_t n, const char *name,
                          int (*remove)(int dirfd, const char *name), char *err, size_t err_len);
 
+/* The last name of a parent cgroup's path ("/a/lg/" gives "lg"), into
+ * buf; NULL when there is none to remove: the root, or "." (the parent
+ * is then a cgroup above, not one loginguard made). */
+const char *cgroup_release_name(const char *path, char *buf, size_t len);
+
 /* Move every process listed in from_fd's cgroup.procs into to_fd's, the
  * first RELEASE_PIDS_A_ROUND of them.  Returns how many were listed (a
  * process gone meanwhile counts), or -1 with errno and *failed_pid set

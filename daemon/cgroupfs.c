@@ -333,6 +333,9 @@ static int levels_open(const struct cgroupfs *c, struct v1_levels *l, char *err,
             continue;
         char *dir = xasprintf("%s%s", c->mount[i], is_root(c->parent[i]) ? "" : c->parent[i]);
         char *above = xstrdup(dir);
+        size_t end = strlen(above);
+        while (!is_root(c->parent[i]) && end > strlen(c->mount[i]) && above[end - 1] == '/')
+            above[--end] = '\0';
         if (!is_root(c->parent[i]))
             *strrchr(above, '/') = '\0';
         l->dirs[2 * l->n] = dir;
@@ -386,9 +389,10 @@ int cgroupfs_release_parent(struct cgroupfs *c, char *err, size_t err_len)
         if (!c->mount[i])
             continue;
         const struct release_level *lv = &l.at[at++];
-        if (is_root(c->parent[i]))
+        char buf[256];
+        const char *name = cgroup_release_name(c->parent[i], buf, sizeof(buf));
+        if (!name)
             continue; /* the hierarchy's root is nobody's to remove */
-        const char *name = strrchr(c->parent[i], '/') + 1;
         /* cpu and cpuacct may share a hierarchy: the second finds it gone. */
         if (remove_dir_at(lv->dest_fd, name) < 0 && errno != ENOENT && rc == 0) {
             snprintf(err, err_len, "kept %s: %s (it holds processes or cgroups that loginguard "

@@ -419,11 +419,12 @@ int cgv2_release_user(struct cgroupfs_v2 *c, uid_t uid, char *err, size_t err_le
 
 int cgv2_release_parent(struct cgroupfs_v2 *c, char *err, size_t err_len)
 {
-    if (strcmp(c->parent_path, "/") == 0)
+    char buf[256];
+    const char *name = cgroup_release_name(c->parent_path, buf, sizeof(buf));
+    if (!name)
         return 0; /* the root is nobody's to remove */
     char above[4096];
     int fd = open_above(c, above, sizeof(above));
-    const char *name = strrchr(c->parent_path, '/') + 1;
     int rc = fd >= 0 && (c->ops->remove(fd, name) == 0 || errno == ENOENT) ? 0 : -1;
     if (rc < 0)
         snprintf(err, err_len, "kept %s: %s (it holds processes or cgroups that loginguard did "

@@ -466,6 +466,18 @@ static void test_move_reads_only_pids(void **state)
     assert_string_equal(got, "127");
 }
 
+static void test_release_name_of_the_parent(void **state)
+{
+    (void)state;
+    char buf[32];
+    assert_string_equal(cgroup_release_name("/loginguard", buf, sizeof(buf)), "loginguard");
+    assert_string_equal(cgroup_release_name("/a/lg//", buf, sizeof(buf)), "lg");
+    assert_null(cgroup_release_name("/", buf, sizeof(buf)));
+    assert_null(cgroup_release_name("//", buf, sizeof(buf)));
+    assert_null(cgroup_release_name("/svc/.", buf, sizeof(buf)));
+    assert_string_equal(cgroup_release_name("/svc/.lg", buf, sizeof(buf)), ".lg");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -489,6 +501,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_release_gives_up_after_bounded_rounds, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_move_reads_only_pids, setup, teardown),
+        cmocka_unit_test(test_release_name_of_the_parent),
         cmocka_unit_test(test_mode_from_mountinfo),
         cmocka_unit_test_setup_teardown(test_own_v2_path, setup, teardown),
     };

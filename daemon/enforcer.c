@@ -171,7 +171,7 @@ void enforcer_close(struct enforcer *e, bool release)
 static int release_listed(struct enforcer *e, const char *dir)
 {
     static const struct limits none = {0, 0, 0};
-    char err[512];
+    char err[1024]; /* a cgroup that stays: two paths and why */
     DIR *d = opendir(dir);
     if (!d)
         return 0; /* nothing was ever made there */
@@ -209,7 +209,7 @@ int enforcer_release_all(struct enforcer *e)
     }
     /* The parent goes last, once nothing of the users' is left in it. */
     if (e->backend == BACKEND_CGROUPFS) {
-        char err[512];
+        char err[1024];
         const char *parent = written_cgroups(e, dir, sizeof(dir));
         if (failed)
             fprintf(stderr, "loginguardd: kept %s: it still holds the user cgroups above\n",

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cgroup_mode.h"
+#include "cgroup_release.h"
 #include "cgroupfs.h"
 #include "util.h"
 
@@ -297,4 +298,108 @@ void cgroupfs_counter_roots(struct cgroupfs *c, struct counter_roots *roots)
     roots->memory = dir_v1(c, CG_MEMORY);
     roots->pids = dir_v1(c, CG_PIDS);
     roots->cgroup_path = c->parent[CG_CPUACCT];
+}
+
+/* --release: per hierarchy written, the parent's directory and the one
+ * above it (the parent itself when it is the hierarchy's root), opened
+ * without following links. */
+struct v1_levels {
+    struct release_level at[CG_COUNT];
+    char *dirs[2 * CG_COUNT];
+    size_t n;
+};
+
+static void levels_close(struct v1_levels *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        close(l->at[i].parent_fd);
+        close(l->at[i].dest_fd);
+    }
+    for (size_t i = 0; i < 2 * CG_COUNT; i++)
+        free(l->dirs[i]);
+    memset(l, 0, sizeof(*l));
+}
+
+static bool is_root(const char *path)
+{
+    return strcmp(path, "/") == 0;
+}
+
+static int levels_open(const struct cgroupfs *c, struct v1_levels *l, char *err, size_t err_len)
+{
+    memset(l, 0, sizeof(*l));
+    for (int i = 0; i < CG_COUNT; i++) {
+        if (!c->mount[i])
+            continue;
+        char *dir = xasprintf("%s%s", c->mount[i], is_root(c->parent[i]) ? "" : c->parent[i]);
+        char *above = xstrdup(dir);
+        size_t end = strlen(above);
+        while (!is_root(c->parent[i]) && end > strlen(c->mount[i]) && above[end - 1] == '/')
+            above[--end] = '\0';
+        if (!is_root(c->parent[i]))
+            *strrchr(above, '/') = '\0';
+        l->dirs[2 * l->n] = dir;
+        l->dirs[2 * l->n + 1] = above;
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        int up = fd < 0 ? -1
+                 : is_root(c->parent[i])
+                     ? dup(fd)
+                     : openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (up < 0) {
+            snprintf(err, err_len, "cannot open %s: %s", fd < 0 ? dir : above, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            levels_close(l);
+            return -1;
+        }
+        l->at[l->n++] = (struct release_level){fd, up, dir, above};
+    }
+    return 0;
+}
+
+static int remove_dir_at(int dirfd, const char *name)
+{
+    return unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+int cgroupfs_release_user(struct cgroupfs *c, uid_t uid, char *err, size_t err_len)
+{
+    if (c->version == 2)
+        return cgv2_release_user(&c->v2, uid, err, err_len);
+    struct v1_levels l;
+    if (levels_open(c, &l, err, err_len) < 0)
+        return -1;
+    char name[32];
+    snprintf(name, sizeof(name), "user-%u", (unsigned)uid);
+    int rc = cgroup_release_child(l.at, l.n, name, remove_dir_at, err, err_len);
+    levels_close(&l);
+    return rc;
+}
+
+int cgroupfs_release_parent(struct cgroupfs *c, char *err, size_t err_len)
+{
+    if (c->version == 2)
+        return cgv2_release_parent(&c->v2, err, err_len);
+    struct v1_levels l;
+    if (levels_open(c, &l, err, err_len) < 0)
+        return -1;
+    int rc = 0;
+    size_t at = 0;
+    for (int i = 0; i < CG_COUNT; i++) {
+        if (!c->mount[i])
+            continue;
+        const struct release_level *lv = &l.at[at++];
+        char buf[256];
+        const char *name = cgroup_release_name(c->parent[i], buf, sizeof(buf));
+        if (!name)
+            continue; /* the hierarchy's root is nobody's to remove */
+        /* cpu and cpuacct may share a hierarchy: the second finds it gone. */
+        if (remove_dir_at(lv->dest_fd, name) < 0 && errno != ENOENT && rc == 0) {
+            snprintf(err, err_len, "kept %s: %s (it holds processes or cgroups that loginguard "
+                     "did not make)", lv->parent_dir, strerror(errno));
+            rc = -1;
+        }
+    }
+    levels_close(&l);
+    return rc;
 }

@@ -45,6 +45,16 @@ int cgroupfs_attach(struct cgroupfs *c, uid_t uid, pid_t pid, char *err, size_t 
 /* Remove user-UID everywhere if no process is left in it; 1 if removed. */
 int cgroupfs_remove_if_empty(struct cgroupfs *c, uid_t uid);
 
+/* --release (package removal): move every process of user-UID into the
+ * cgroup above the parent, in every hierarchy written (where the
+ * processes came from is not known), and remove user-UID everywhere; 0
+ * when it is gone, -1 with err naming what stayed and why. */
+int cgroupfs_release_user(struct cgroupfs *c, uid_t uid, char *err, size_t err_len);
+/* --release, after every user: remove the parent, which the daemon makes
+ * at every start, in every hierarchy (never a hierarchy's root); -1 with
+ * err when it stays. */
+int cgroupfs_release_parent(struct cgroupfs *c, char *err, size_t err_len);
+
 /* Where the sampler reads the per-user counters (counters_open's
  * argument): on v1 "<mount><parent>" of cpuacct, memory and pids (NULL
  * where absent); on v2 the one parent directory.  The strings stay valid

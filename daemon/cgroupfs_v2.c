@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup_release.h"
 #include "cgroupfs_v2.h"
 #include "util.h"
 
@@ -385,4 +386,50 @@ int cgv2_remove_if_empty(struct cgroupfs_v2 *c, uid_t uid)
         return 0;
     /* A process that arrived since the read makes this fail (EBUSY). */
     return c->ops->remove(c->parent_fd, name) == 0 || errno == ENOENT ? 1 : 0;
+}
+
+/* The cgroup above the parent, and its path: the parent's ".." (a cgroup
+ * directory's ".." is its parent cgroup), or the parent itself when it is
+ * the root.  -1 when it cannot be opened. */
+static int open_above(const struct cgroupfs_v2 *c, char *dir, size_t len)
+{
+    copy_string(dir, len, c->parent_dir);
+    if (strcmp(c->parent_path, "/") == 0)
+        return dup(c->parent_fd);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    return open_dir_at(c->parent_fd, "..");
+}
+
+int cgv2_release_user(struct cgroupfs_v2 *c, uid_t uid, char *err, size_t err_len)
+{
+    char name[32], above[4096];
+    user_name(uid, name, sizeof(name));
+    int fd = open_above(c, above, sizeof(above));
+    if (fd < 0) {
+        snprintf(err, err_len, "cannot open %s: %s", above, strerror(errno));
+        return -1;
+    }
+    struct release_level level = {c->parent_fd, fd, c->parent_dir, above};
+    int rc = cgroup_release_child(&level, 1, name, c->ops->remove, err, err_len);
+    close(fd);
+    return rc;
+}
+
+int cgv2_release_parent(struct cgroupfs_v2 *c, char *err, size_t err_len)
+{
+    char buf[256];
+    const char *name = cgroup_release_name(c->parent_path, buf, sizeof(buf));
+    if (!name)
+        return 0; /* the root is nobody's to remove */
+    char above[4096];
+    int fd = open_above(c, above, sizeof(above));
+    int rc = fd >= 0 && (c->ops->remove(fd, name) == 0 || errno == ENOENT) ? 0 : -1;
+    if (rc < 0)
+        snprintf(err, err_len, "kept %s: %s (it holds processes or cgroups that loginguard did "
+                 "not make)", c->parent_dir, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return rc;
 }

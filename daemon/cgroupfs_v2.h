@@ -64,4 +64,14 @@ int cgv2_attach(struct cgroupfs_v2 *c, uid_t uid, pid_t pid, char *err, size_t e
  * it or below); 1 if removed or already gone, 0 if kept. */
 int cgv2_remove_if_empty(struct cgroupfs_v2 *c, uid_t uid);
 
+/* --release: move every process of user-UID into the cgroup above the
+ * parent (where they came from is not known; the root when the parent is
+ * the root) and remove user-UID; 0 when it is gone, -1 with err naming
+ * what stayed and why (cgroup_release.h). */
+int cgv2_release_user(struct cgroupfs_v2 *c, uid_t uid, char *err, size_t err_len);
+/* --release, last: remove the parent, which loginguard made, unless it is
+ * the root; -1 with err when it stays (it holds what loginguard did not
+ * put there). */
+int cgv2_release_parent(struct cgroupfs_v2 *c, char *err, size_t err_len);
+
 #endif

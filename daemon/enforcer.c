@@ -171,7 +171,7 @@ void enforcer_close(struct enforcer *e, bool release)
 static int release_listed(struct enforcer *e, const char *dir)
 {
     static const struct limits none = {0, 0, 0};
-    char err[512];
+    char err[1024]; /* a cgroup that stays: two paths and why */
     DIR *d = opendir(dir);
     if (!d)
         return 0; /* nothing was ever made there */
@@ -189,8 +189,10 @@ static int release_listed(struct enforcer *e, const char *dir)
         if (backend_apply(e, uid, &none, err, sizeof(err)) < 0) {
             fprintf(stderr, "loginguardd: cannot lift the limits of %s: %s\n", name, err);
             failed++;
-        } else if (e->backend == BACKEND_CGROUPFS) {
-            cgroupfs_remove_if_empty(&e->cgroupfs, uid);
+        } else if (e->backend == BACKEND_CGROUPFS &&
+                   cgroupfs_release_user(&e->cgroupfs, uid, err, sizeof(err)) < 0) {
+            fprintf(stderr, "loginguardd: %s\n", err);
+            failed++;
         }
     }
     closedir(d);
@@ -204,6 +206,18 @@ int enforcer_release_all(struct enforcer *e)
     if (e->backend == BACKEND_SYSTEMD) {
         snprintf(dir, sizeof(dir), "%s/systemd/system.control", e->env->run);
         failed += release_listed(e, dir);
+    }
+    /* The parent goes last, once nothing of the users' is left in it. */
+    if (e->backend == BACKEND_CGROUPFS) {
+        char err[1024];
+        const char *parent = written_cgroups(e, dir, sizeof(dir));
+        if (failed)
+            fprintf(stderr, "loginguardd: kept %s: it still holds the user cgroups above\n",
+                    parent);
+        else if (cgroupfs_release_parent(&e->cgroupfs, err, sizeof(err)) < 0) {
+            fprintf(stderr, "loginguardd: %s\n", err);
+            failed++;
+        }
     }
     return failed;
 }

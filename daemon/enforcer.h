@@ -42,10 +42,12 @@ int enforcer_open(struct enforcer *e, const struct environment *env, enum backen
 void enforcer_close(struct enforcer *e, bool release);
 
 /* Lift the limits of every user cgroup the backend finds, whoever set
- * them (a daemon that stopped without --release-on-exit, say), and
- * remove the cgroupfs ones that hold no process.  For loginguardd
- * --release, which package removal runs after the daemon stopped.
- * Returns how many users' limits could not be lifted. */
+ * them (a daemon that stopped without --release-on-exit, say).  With
+ * cgroupfs, also move the processes left in them into the cgroup above
+ * the parent, remove them, then the parent: nothing of loginguard's
+ * stays.  For loginguardd --release, which package removal runs after
+ * the daemon stopped.  Each cgroup that stays is named on stderr, with
+ * why; returns how many stayed or kept their limits. */
 int enforcer_release_all(struct enforcer *e);
 
 /* The limits a user should have now: the standing share, tightened by

@@ -243,26 +243,79 @@ class Restart(unittest.TestCase):
         self.assertEqual(daemon.stop(), 0)
         self.assertEqual(lgtest.read(quota).strip(), "-1")
 
-    def test_release_lifts_what_a_stopped_daemon_left(self):
-        """What package removal runs after stopping the daemon, which
-        keeps its limits when it stops."""
+    def stopped_daemon_with(self, name, argvs):
+        """A daemon that limited user name, with a process for each argv,
+        then stopped (it keeps its limits when it stops); the user and the
+        processes, once each is in the user's cgroup in every hierarchy."""
         daemon = self.daemon = Daemon(self.workdir, policy(self.parent, self.workdir))
         daemon.start()
-        user = self.users.add("lgtest8")
-        spin = lgtest.private_copy(lgtest.SPIN, self.workdir, "spin")
-        hog = self.procs.start([spin, "2"], user)
+        user = self.users.add(name)
+        procs = [self.procs.start(argv, user) for argv in argvs]
         daemon.wait_event(FLAG_TIMEOUT, event="limits_set", uid=user.pw_uid, level=1)
+        for c, d in lgtest.cgroup_dirs(self.parent).items():
+            procs_file = f"{d}/user-{user.pw_uid}/cgroup.procs"
+            for p in procs:
+                wait_for(lambda: str(p.pid) in lgtest.read(procs_file).split(), 10,
+                         f"{p.pid} in {procs_file}")
         self.assertEqual(daemon.stop(), 0)
+        return user, procs
+
+    def release(self):
+        return subprocess.run([lgtest.DAEMON, "--release", "--config", self.daemon.conf],
+                              capture_output=True, text=True, timeout=60)
+
+    def assert_nothing_left_and_runs_above(self, pid):
+        """No cgroup of loginguard's is left, and pid runs in the cgroup
+        above the parent (this test's own) in every hierarchy."""
+        for c, d in lgtest.cgroup_dirs(self.parent).items():
+            self.assertFalse(os.path.exists(d), f"{d} is left")
+            above = os.path.dirname(d)
+            self.assertIn(str(pid), lgtest.read(f"{above}/cgroup.procs").split(),
+                          f"{pid} not in {above}")
+        self.assertTrue(lgtest.alive(pid))
+
+    def test_release_lifts_what_a_stopped_daemon_left(self):
+        """What package removal runs after stopping the daemon, which
+        keeps its limits when it stops: the user's processes go to the
+        cgroup above the parent, and the cgroups go."""
+        spin = lgtest.private_copy(lgtest.SPIN, self.workdir, "spin")
+        user, (hog,) = self.stopped_daemon_with("lgtest8", [[spin, "2"]])
         cpu = os.path.join(lgtest.cgroup_dirs(self.parent)["cpu"], f"user-{user.pw_uid}")
         self.assertEqual(lgtest.read(f"{cpu}/cpu.cfs_quota_us").strip(),
                          str(int(THROTTLE * 100000)))
-        r = subprocess.run([lgtest.DAEMON, "--release", "--config", daemon.conf],
-                           capture_output=True, text=True, timeout=30)
+        r = self.release()
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(lgtest.read(f"{cpu}/cpu.cfs_quota_us").strip(), "-1")
-        # The hog is left where it was, free.
-        self.assertIn(str(hog.pid), lgtest.read(f"{cpu}/cgroup.procs").split())
+        self.assertEqual(r.stderr, "")
+        self.assert_nothing_left_and_runs_above(hog.pid)
+        # Still running, and no longer throttled.
+        rate = lgtest.cpu_rate(hog.pid, 2)
+        self.assertGreater(rate, THROTTLE * 1.5, f"released hog used {rate:.2f} cores")
 
+    def test_release_empties_a_group_that_forks_all_the_time(self):
+        """A user who keeps forking to keep the cgroup populated: the
+        forking process, once moved, forks into its new cgroup, and the
+        children left behind follow at the next round."""
+        forker = os.path.join(self.workdir, "forker.py")
+        with open(forker, "w") as f:
+            f.write("import os, signal, time\n"
+                    "signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+                    "while True:\n"
+                    "    if os.fork() == 0:\n"
+                    "        time.sleep(0.2)\n"
+                    "        os._exit(0)\n"
+                    "    time.sleep(0.002)\n")
+        os.chmod(forker, 0o644)
+        spin = lgtest.private_copy(lgtest.SPIN, self.workdir, "spin")
+        user, (hog, fork) = self.stopped_daemon_with(
+            "lgtest9", [[spin, "2"], ["/usr/bin/python3", forker]])
+        # Its children are born in the group, faster than one a round.
+        for d in lgtest.cgroup_dirs(self.parent).values():
+            procs = f"{d}/user-{user.pw_uid}/cgroup.procs"
+            wait_for(lambda: len(lgtest.read(procs).split()) > 10, 10, f"children in {procs}")
+        r = self.release()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_nothing_left_and_runs_above(fork.pid)
+        self.assert_nothing_left_and_runs_above(hog.pid)
 
 if __name__ == "__main__":
     lgtest.run_tests()

@@ -12,6 +12,7 @@
 
 #include "cgroup_counters.h"
 #include "cgroup_mode.h"
+#include "cgroup_release.h"
 #include "cgroupfs.h"
 #include "cgroupfs_v2.h"
 #include "testutil.h"
@@ -378,6 +379,105 @@ static void test_own_v2_path(void **state)
     assert_int_equal(cgroup_own_v2_path(p, buf, sizeof(buf)), -1);
 }
 
+/* The kernel refuses to remove a cgroup that holds a process; the fake's
+ * cgroup.procs is a plain file that no write empties. */
+static int busy_remove(int dirfd, const char *name)
+{
+    char file[128], text[64] = "";
+    snprintf(file, sizeof(file), "%s/cgroup.procs", name);
+    int fd = openat(dirfd, file, O_RDONLY);
+    if (fd >= 0) {
+        ssize_t n = read(fd, text, sizeof(text) - 1);
+        text[n > 0 ? n : 0] = '\0';
+        close(fd);
+    }
+    if (text[0]) {
+        errno = EBUSY;
+        return -1;
+    }
+    return fake_remove(dirfd, name);
+}
+
+static const struct cgv2_dirops busy_ops = {fake_make, busy_remove};
+
+static void test_release_moves_up_and_removes_all(void **state)
+{
+    (void)state;
+    make_own("/svc", "cpu memory pids");
+    struct cgroupfs_v2 c;
+    char err[512] = "";
+    assert_int_equal(cgv2_open(&c, root, "/svc", "lg", 4242, &busy_ops, err, sizeof(err)), 0);
+    struct limits l = {0};
+    assert_int_equal(cgv2_apply(&c, UID, &l, err, sizeof(err)), 0);
+    assert_int_equal(cgv2_release_user(&c, UID, err, sizeof(err)), 0);
+    assert_false(exists("svc/lg/user-1001"));
+    /* Gone already counts as released. */
+    assert_int_equal(cgv2_release_user(&c, UID, err, sizeof(err)), 0);
+    assert_int_equal(cgv2_release_parent(&c, err, sizeof(err)), 0);
+    assert_false(exists("svc/lg"));
+    assert_true(exists("svc/supervisor"));
+    cgv2_close(&c);
+}
+
+static void test_release_gives_up_after_bounded_rounds(void **state)
+{
+    (void)state;
+    make_own("/svc", "cpu memory pids");
+    struct cgroupfs_v2 c;
+    char err[512] = "";
+    assert_int_equal(cgv2_open(&c, root, "/svc", "lg", 4242, &busy_ops, err, sizeof(err)), 0);
+    struct limits l = {0};
+    assert_int_equal(cgv2_apply(&c, UID, &l, err, sizeof(err)), 0);
+    write_file("root/svc/lg/user-1001/cgroup.procs", "17\n");
+    assert_int_equal(cgv2_release_user(&c, UID, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "kept "));
+    assert_non_null(strstr(err, "/svc/lg/user-1001: Device or resource busy after 200 rounds "
+                                "that moved 200 processes out of it into "));
+    /* Each round moved it into the cgroup above the parent (written over
+     * the start of the fake file, which held "4242\n"). */
+    assert_string_equal(slurp("svc/cgroup.procs"), "1742\n");
+    assert_true(exists("svc/lg/user-1001"));
+    /* The parent still holds the user's cgroup: it stays, and says so. */
+    assert_int_equal(cgv2_release_parent(&c, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "/svc/lg: "));
+    assert_true(exists("svc/lg"));
+    cgv2_close(&c);
+}
+
+/* cgroup.procs of a hostile user's group is read as untrusted text:
+ * whatever is not a pid is skipped. */
+static void test_move_reads_only_pids(void **state)
+{
+    (void)state;
+    mkdir(root, 0755);
+    write_file("root/cgroup.procs", "12\nabc\n99999999999999999999\n-5\n0\n\n7\n8x\n3");
+    char dest[256];
+    snprintf(dest, sizeof(dest), "%s/dest", test_dir);
+    mkdir(dest, 0755);
+    write_file("dest/cgroup.procs", "");
+    int from = open(root, O_RDONLY | O_DIRECTORY), to = open(dest, O_RDONLY | O_DIRECTORY);
+    int pid = -1;
+    /* The last line has no newline: a pid the kernel did not finish. */
+    assert_int_equal(cgroup_move_procs(from, to, &pid), 2);
+    close(from);
+    close(to);
+    char got[64];
+    snprintf(got, sizeof(got), "%s", slurp("../dest/cgroup.procs"));
+    assert_string_equal(got, "127");
+}
+
+static void test_release_name_of_the_parent(void **state)
+{
+    (void)state;
+    char buf[32];
+    assert_string_equal(cgroup_release_name("/loginguard", buf, sizeof(buf)), "loginguard");
+    assert_string_equal(cgroup_release_name("/a/lg//", buf, sizeof(buf)), "lg");
+    assert_null(cgroup_release_name("/", buf, sizeof(buf)));
+    assert_null(cgroup_release_name("//", buf, sizeof(buf)));
+    assert_null(cgroup_release_name("/svc/.", buf, sizeof(buf)));
+    assert_string_equal(cgroup_release_name("/svc/.lg", buf, sizeof(buf)), ".lg");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +497,11 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_missing_own_cgroup_is_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counters_from_the_parent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_release_moves_up_and_removes_all, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_release_gives_up_after_bounded_rounds, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_move_reads_only_pids, setup, teardown),
+        cmocka_unit_test(test_release_name_of_the_parent),
         cmocka_unit_test(test_mode_from_mountinfo),
         cmocka_unit_test_setup_teardown(test_own_v2_path, setup, teardown),
     };

@@ -5,7 +5,9 @@
  * test on a real v2 host); what is real: the cgroups made, the daemon
  * moving itself into its supervisor leaf, a process moved into its
  * user's cgroup, cpu.stat's usage_usec read as its counter, the empty
- * cgroup removed through cgroup.events, and nothing left behind.
+ * cgroup removed through cgroup.events, a process that --release moves
+ * out of its user's cgroup before removing it and the parent, and nothing
+ * left behind.
  *
  * The steps run in a child process: it moves itself into a cgroup of its
  * own (as a service manager would place a daemon) and from there into
@@ -154,6 +156,20 @@ static int run_as_daemon(const char *run)
     WAIT_FOR((removed = cgv2_remove_if_empty(&c, UID)) == 1);
     CHECK(removed == 1);
     CHECK(access(path, F_OK) < 0 && errno == ENOENT);
+
+    /* --release: a process left in its user's cgroup goes to the cgroup
+     * above the parent, and the user's cgroup and the parent go. */
+    CHECK(cgv2_apply(&c, UID, &l, err, sizeof(err)) == 0);
+    user = start_user_process(&go);
+    CHECK(user > 0);
+    CHECK(cgv2_attach(&c, UID, user, err, sizeof(err)) == 0);
+    CHECK(cgv2_release_user(&c, UID, err, sizeof(err)) == 0);
+    v2_path_of(user, where, sizeof(where));
+    CHECK(strcmp(where, run) == 0);
+    CHECK(access(path, F_OK) < 0 && errno == ENOENT);
+    CHECK(cgv2_release_parent(&c, err, sizeof(err)) == 0);
+    CHECK(access(c.parent_dir, F_OK) < 0 && errno == ENOENT);
+    CHECK(kill(user, 0) == 0);
 out:
     if (user > 0) {
         kill(user, SIGKILL);

@@ -245,6 +245,18 @@ class Node:
         a, s, b, e = (float(x) for x in text.split())
         return (b - a) / 1e6 / (e - s)
 
+    def hogs_cores_used(self, user, seconds=3):
+        """The CPU use of user's hogs (their shell loops) over seconds,
+        from /proc: for when they are in no cgroup of the user's own."""
+        text = self.vm.out(
+            f"u() {{ for p in $(pgrep -u {user} -f 'while :'); do "
+            f"sed 's/.*) //' /proc/$p/stat 2>/dev/null; done | "
+            f"awk '{{ s += $12 + $13 }} END {{ print s + 0 }}'; }}; "
+            f"t() {{ cut -d' ' -f1 /proc/uptime; }}; "
+            f"a=$(u); s=$(t); sleep {seconds}; b=$(u); e=$(t); echo $a $s $b $e $(getconf CLK_TCK)")
+        a, s, b, e, hz = (float(x) for x in text.split())
+        return (b - a) / hz / (e - s)
+
     def status_row(self, name):
         for line in self.vm.out("loginguardctl status").splitlines():
             if line.split()[:1] == [name]:
@@ -457,7 +469,8 @@ def me_and_forgive(node):
 
 
 def purge_leaves_nothing(node):
-    """apt-get purge: no daemon, no limit, no state or log left."""
+    """apt-get purge: no daemon, no limit, no cgroup of loginguard's, no
+    state or log left; the users' processes run on, unthrottled."""
     vm = node.vm
     # A penalty to lift: alice at level 1 again.
     seen = len(node.events(event="violation", user="alice", level_after=1))
@@ -472,10 +485,22 @@ def purge_leaves_nothing(node):
     vm.out("apt-get purge -y -q loginguard libpam-loginguard >/root/purge.log 2>&1 "
            "|| { cat /root/purge.log; exit 1; }")
     assert not vm.run("pgrep -x loginguardd", check=False).stdout.strip()
-    for uid in (ALICE, BOB):
-        limit = node.cpu_max(uid)
-        assert limit in ("", "max 100000"), f"user {uid} still limited: {limit}"
-    if node.backend == "auto":
+    # No cgroup of loginguard's is left (with systemd it never made one).
+    left = vm.out("find /sys/fs/cgroup/loginguard -maxdepth 1 -type d 2>&1 || true")
+    assert "No such file" in left, f"left after the purge: {left}"
+    if node.backend == "cgroupfs":
+        # Her hogs were moved to the cgroup above /loginguard, the root;
+        # none of her processes is left in a cgroup of loginguard's.
+        hogs = vm.out("for p in $(pgrep -u alice -f 'while :'); do cat /proc/$p/cgroup; done")
+        say("  alice's hogs after the purge: " + ", ".join(hogs.split()))
+        assert hogs.split() and set(hogs.split()) == {"0::/"}, hogs
+        cgroups = vm.out("cat $(for p in $(pgrep -u alice); do echo /proc/$p/cgroup; done) "
+                         "2>/dev/null || true")
+        assert "/loginguard" not in cgroups, cgroups
+    else:
+        for uid in (ALICE, BOB):
+            limit = node.cpu_max(uid)
+            assert limit in ("", "max 100000"), f"user {uid} still limited: {limit}"
         props = vm.out(f"systemctl show -p CPUQuotaPerSecUSec --value user-{ALICE}.slice")
         assert props.strip() == "infinity", props
     assert "pam_loginguard" not in vm.out("cat /etc/pam.d/common-session")
@@ -487,9 +512,10 @@ def purge_leaves_nothing(node):
     # Of /etc/loginguard, only what the site wrote itself is left.
     left = vm.out("find /etc/loginguard -type f").split()
     assert left == ["/etc/loginguard/conf.d/vmtest.conf"], left
-    # The hog runs free again.
+    # The hog runs free again (with cgroupfs it is in no cgroup of hers).
     vm.out("pkill -CONT -u alice -f 'while :'")
-    used = node.cores_used(ALICE)
+    used = node.hogs_cores_used("alice") if node.backend == "cgroupfs" \
+        else node.cores_used(ALICE)
     say(f"  alice after the purge uses {used:.2f} cores")
     assert used > THROTTLE * 1.2, used
 

@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "cluster_cmd.h"
 #include "config_check.h"
 #include "ctl_config.h"
 #include "control_proto.h"
@@ -43,6 +44,8 @@ struct args {
     struct events_args events;
     struct report_args report;
     const char *current, *trace;   /* simulate */
+    const char *grant;             /* cluster init */
+    bool cluster;                  /* status, events, report: every node's, from the database */
 };
 
 static void usage(FILE *f)
@@ -65,9 +68,11 @@ static void usage(FILE *f)
           "                                      who and what the event log shows, counted\n"
           "  simulate --config CANDIDATE [--current FILE] [--since 7d|TIME] [--until TIME]\n"
           "           [--trace DIR] [--json]     the trace replayed under both policies\n"
+          "  cluster init [--grant ROLE]         create or migrate the cluster's schema\n"
+          "  status, events, report --cluster    every node's, from the cluster's database\n"
           "exit status: 0 done, 1 refused, an error from the daemon or a config with\n"
-          "errors, 2 usage, 3 the daemon cannot be reached, 4 the event log (or the\n"
-          "trace) cannot be read\n",
+          "errors, 2 usage, 3 the daemon (or the cluster's database) cannot be reached,\n"
+          "4 the event log (or the trace) cannot be read\n",
           f);
 }
 
@@ -574,6 +579,7 @@ static int parse_options(int argc, char **argv, struct args *a)
         {"until", required_argument, NULL, 'U'},  {"format", required_argument, NULL, 'O'},
         {"table", required_argument, NULL, 'T'},
         {"current", required_argument, NULL, 'C'}, {"trace", required_argument, NULL, 'X'},
+        {"grant", required_argument, NULL, 'G'},  {"cluster", no_argument, NULL, 'L'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -600,6 +606,8 @@ static int parse_options(int argc, char **argv, struct args *a)
         case 'T': a->report.table = optarg; break;
         case 'C': a->current = optarg; break;
         case 'X': a->trace = optarg; break;
+        case 'G': a->grant = optarg; break;
+        case 'L': a->cluster = true; break;
         case 'h': usage(stdout); exit(EXIT_OK);
         default: usage(stderr); return -1;
         }
@@ -651,6 +659,25 @@ static int report_main(int argc, char **argv, struct args *a)
     return code;
 }
 
+/* Nor is cluster: it speaks to the cluster's database itself. */
+static int cluster_main(int argc, char **argv, struct args *a)
+{
+    int code;
+    if (a->all || a->reason || a->duration || a->remove || a->dump || a->events.user ||
+        a->events.since || a->events.kind_count || a->events.follow || a->report.until ||
+        a->report.format || a->report.table || a->current || a->trace || a->json || a->cluster)
+        code = usage_error("cluster init takes --config and --grant");
+    else if (a->socket)
+        code = usage_error("cluster init reads [cluster] database of the config: give --config "
+                           "FILE, not --socket");
+    else {
+        struct cluster_args c = {.config = a->config, .grant = a->grant};
+        code = cluster_command(argc, argv, &c);
+    }
+    free(a->events.kinds);
+    return code;
+}
+
 /* Nor is simulate: the trace is replayed here, offline. */
 static int simulate_main(int argc, char **argv, struct args *a)
 {
@@ -689,6 +716,12 @@ int main(int argc, char **argv)
         return report_main(argc - optind - 1, argv + optind + 1, &a);
     if (optind < argc && strcmp(argv[optind], "simulate") == 0)
         return simulate_main(argc - optind - 1, argv + optind + 1, &a);
+    if (optind < argc && strcmp(argv[optind], "cluster") == 0)
+        return cluster_main(argc - optind - 1, argv + optind + 1, &a);
+    if (a.grant) {
+        free(a.events.kinds);
+        return usage_error("--grant is for cluster init");
+    }
     if (a.current || a.trace) {
         free(a.events.kinds);
         return usage_error("--current and --trace are for simulate");

@@ -17,14 +17,16 @@
 /* Sent with every connection: the admin's string (dbname, expanded last)
  * overrides any of them.  The server ends a statement or a lock wait that
  * takes too long, and a session left idle inside a transaction; TCP
- * keepalives and tcp_user_timeout find a peer gone quiet. */
+ * keepalives and tcp_user_timeout find a peer gone quiet.  A commit waits
+ * for its WAL to be flushed whatever the server's synchronous_commit: the
+ * daemon forgets a record once told it is stored. */
 static const char *const conn_keys[] = {
     "connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
     "keepalives_count", "tcp_user_timeout", "application_name", "options", "dbname", NULL,
 };
 #define CONN_OPTIONS                                                                       \
     "-c statement_timeout=30000 -c lock_timeout=10000 "                                    \
-    "-c idle_in_transaction_session_timeout=60000"
+    "-c idle_in_transaction_session_timeout=60000 -c synchronous_commit=on"
 
 #define STANDING_COLUMNS                                                                   \
     "uid, rev, level, since, until, quiet_since, last_violation, violations, exempt_until, " \
@@ -36,9 +38,15 @@ static void scrub(struct link_db *db, char *text)
 {
     /* libpq's words on one line, and never the password, should a
      * message quote a piece of the connection string. */
-    for (char *p = text; *p; p++)
-        if (*p == '\n' || *p == '\r' || *p == '\t')
-            *p = ' ';
+    char *out = text;
+    for (const char *p = text; *p; p++) {
+        bool space = *p == '\n' || *p == '\r' || *p == '\t' || *p == ' ';
+        if (!space)
+            *out++ = *p;
+        else if (out > text && out[-1] != ' ')
+            *out++ = ' ';
+    }
+    *out = '\0';
     size_t len = strlen(text);
     while (len && text[len - 1] == ' ')
         text[--len] = '\0';

@@ -195,36 +195,42 @@ static enum link_state send_all_rows(struct link *l)
     return st;
 }
 
-/* The rows that the notifications waiting name.  By the revs notified,
- * not "rev > the last sent": a rev is taken before its transaction
- * commits, so a smaller one may commit after a larger one was read. */
-static enum link_state send_notified(struct link *l)
+#define NOTIFY_ROUND (4 * LINK_DB_BATCH) /* then the daemon's packets get their turn */
+
+/* The rows that the notifications waiting name (at most NOTIFY_ROUND of
+ * them; *more when some are left).  By the revs notified, not "rev > the
+ * last sent": a rev is taken before its transaction commits, so a
+ * smaller one may commit after a larger one was read. */
+static enum link_state send_notified(struct link *l, bool *more)
 {
     uint64_t revs[LINK_DB_BATCH];
-    size_t n = 0;
-    bool bad = false, resync = false;
+    struct shared_standing *rows = xcalloc(LINK_DB_BATCH, sizeof(*rows));
+    size_t n = 0, taken = 0;
+    bool bad = false, resync = false, left = false;
     enum link_state st = LINK_GOING;
-    for (uint64_t rev; st == LINK_GOING && link_db_next_notify(&l->db, &rev, &bad);) {
+    uint64_t rev;
+    while (st == LINK_GOING && !(left = taken == NOTIFY_ROUND) &&
+           link_db_next_notify(&l->db, &rev, &bad)) {
+        taken++;
         if (bad)
             resync = true;
         else
             revs[n++] = rev;
-        if (n == LINK_DB_BATCH || resync) {
-            struct shared_standing rows[LINK_DB_BATCH];
+        if (n == LINK_DB_BATCH) {
             size_t got;
-            if (n && link_db_rows_at(&l->db, revs, n, rows, &got) != LINK_DB_OK)
-                return LINK_DOWN;
-            st = n ? send_rows(l, rows, got) : st;
+            st = link_db_rows_at(&l->db, revs, n, rows, &got) != LINK_DB_OK
+                     ? LINK_DOWN
+                     : send_rows(l, rows, got);
             n = 0;
         }
     }
     if (st == LINK_GOING && n) {
-        struct shared_standing rows[LINK_DB_BATCH];
         size_t got;
-        if (link_db_rows_at(&l->db, revs, n, rows, &got) != LINK_DB_OK)
-            return LINK_DOWN;
-        st = send_rows(l, rows, got);
+        st = link_db_rows_at(&l->db, revs, n, rows, &got) != LINK_DB_OK ? LINK_DOWN
+                                                                         : send_rows(l, rows, got);
     }
+    free(rows);
+    *more = left;
     /* A payload that is no rev (not one of ours): everything again. */
     return st == LINK_GOING && resync ? send_all_rows(l) : st;
 }
@@ -239,12 +245,13 @@ static enum link_state run_connected(struct link *l)
         return LINK_EXIT;
     enum link_state st = send_all_rows(l);
     while (st == LINK_GOING) {
-        st = send_notified(l);
+        bool more;
+        st = send_notified(l, &more);
         if (st != LINK_GOING)
             break;
         struct pollfd p[2] = {{.fd = l->fd, .events = POLLIN},
                               {.fd = PQsocket(l->db.conn), .events = POLLIN}};
-        if (poll(p, 2, -1) < 0) {
+        if (poll(p, 2, more ? 0 : -1) < 0) {
             if (errno != EINTR)
                 return LINK_EXIT;
             continue;

@@ -100,29 +100,67 @@ static bool wait_socket(PGconn *conn, short events, uint64_t deadline)
     }
 }
 
-/* One statement with text parameters: its result (the first failed one,
- * if any), or NULL with db->error when the connection failed or the
- * server did not answer in time (then it must be closed). */
-static PGresult *run(struct link_db *db, const char *sql, int n, const char *const *params)
+/* A row of single-row mode added to the result being built (*into, made
+ * from the first row's shape). */
+static bool add_row(PGresult **into, const PGresult *row)
 {
-    uint64_t deadline = monotonic_ms() + LINK_DB_WAIT_SEC * 1000;
-    if (!PQsendQueryParams(db->conn, sql, n, NULL, params, NULL, NULL, 0))
-        goto broken;
+    if (!*into && !(*into = PQcopyResult(row, PG_COPYRES_ATTRS)))
+        return false;
+    int t = PQntuples(*into);
+    for (int f = 0; f < PQnfields(row); f++) {
+        bool null = PQgetisnull(row, 0, f);
+        if (!PQsetvalue(*into, t, f, null ? NULL : PQgetvalue(row, 0, f),
+                        null ? -1 : PQgetlength(row, 0, f)))
+            return false;
+    }
+    return true;
+}
+
+/* Send a statement and everything of it to the server. */
+static bool send_statement(struct link_db *db, const char *sql, int n, const char *const *params,
+                           uint64_t deadline)
+{
+    /* Row by row, so that a server sending more rows than asked for is
+     * stopped at max_rows, not buffered whole. */
+    if (!PQsendQueryParams(db->conn, sql, n, NULL, params, NULL, NULL, 0) ||
+        !PQsetSingleRowMode(db->conn))
+        return false;
     for (int r; (r = PQflush(db->conn)) != 0;)
         if (r < 0 || !wait_socket(db->conn, POLLOUT | POLLIN, deadline) ||
             !PQconsumeInput(db->conn))
-            goto broken;
-    PGresult *kept = NULL;
+            return false;
+    return true;
+}
+
+/* One statement with text parameters: its result (the first failed one,
+ * if any) with at most max_rows rows, or NULL with db->error when the
+ * connection failed, the server did not answer in time or sent more rows
+ * (then the connection must be closed). */
+static PGresult *run(struct link_db *db, const char *sql, int n, const char *const *params,
+                     int max_rows)
+{
+    uint64_t deadline = monotonic_ms() + LINK_DB_WAIT_SEC * 1000;
+    PGresult *kept = NULL, *rows = NULL;
+    bool too_many = false;
+    if (!send_statement(db, sql, n, params, deadline))
+        goto broken;
     for (;;) {
         while (PQisBusy(db->conn))
-            if (!wait_socket(db->conn, POLLIN, deadline) || !PQconsumeInput(db->conn)) {
-                PQclear(kept);
+            if (!wait_socket(db->conn, POLLIN, deadline) || !PQconsumeInput(db->conn))
                 goto broken;
-            }
         PGresult *res = PQgetResult(db->conn);
         if (!res)
             break;
         ExecStatusType st = PQresultStatus(res);
+        if (st == PGRES_SINGLE_TUPLE) {
+            too_many = too_many || (rows ? PQntuples(rows) : 0) >= max_rows;
+            if (!too_many && !add_row(&rows, res))
+                too_many = true;
+            PQclear(res);
+            if (too_many)
+                goto broken;
+            continue;
+        }
         bool failed = st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK;
         if (!kept || (failed && PQresultStatus(kept) != PGRES_FATAL_ERROR)) {
             PQclear(kept);
@@ -131,10 +169,20 @@ static PGresult *run(struct link_db *db, const char *sql, int n, const char *con
             PQclear(res);
         }
     }
+    if (kept && PQresultStatus(kept) == PGRES_TUPLES_OK && rows) {
+        PQclear(kept);
+        return rows;
+    }
+    PQclear(rows);
     if (kept)
         return kept;
 broken:
-    if (PQstatus(db->conn) == CONNECTION_OK && monotonic_ms() >= deadline)
+    PQclear(kept);
+    PQclear(rows);
+    if (too_many)
+        snprintf(db->error, sizeof(db->error), "the cluster's database sent more than the %d "
+                 "rows asked for", max_rows);
+    else if (PQstatus(db->conn) == CONNECTION_OK && monotonic_ms() >= deadline)
         snprintf(db->error, sizeof(db->error),
                  "the cluster's database did not answer within %d s", LINK_DB_WAIT_SEC);
     else
@@ -166,7 +214,7 @@ static enum link_db_result judge(struct link_db *db, const PGresult *res, const 
 static enum link_db_result exec(struct link_db *db, const char *what, const char *sql, int n,
                                 const char *const *params)
 {
-    PGresult *res = run(db, sql, n, params);
+    PGresult *res = run(db, sql, n, params, 1);
     if (!res)
         return LINK_DB_DOWN;
     enum link_db_result r = ok(res) ? LINK_DB_OK : judge(db, res, what);
@@ -297,7 +345,7 @@ enum link_db_result link_db_rows_after(struct link_db *db, uint64_t after,
     p_u64(&p, after);
     p_u64(&p, LINK_DB_BATCH);
     PGresult *res = run(db, "SELECT " STANDING_COLUMNS " FROM loginguard.standing "
-                        "WHERE rev > $1 ORDER BY rev LIMIT $2", p.n, p.v);
+                        "WHERE rev > $1 ORDER BY rev LIMIT $2", p.n, p.v, LINK_DB_BATCH);
     return read_rows(db, res, "reading standings", rows, LINK_DB_BATCH, count);
 }
 
@@ -312,7 +360,8 @@ enum link_db_result link_db_rows_at(struct link_db *db, const uint64_t *revs, si
     snprintf(list + at, sizeof(list) - at, "}");
     const char *params[] = {list};
     PGresult *res = run(db, "SELECT " STANDING_COLUMNS " FROM loginguard.standing "
-                        "WHERE rev = ANY ($1::bigint[]) ORDER BY rev", 1, params);
+                        "WHERE rev = ANY ($1::bigint[]) ORDER BY rev", 1, params,
+                        LINK_DB_BATCH);
     return read_rows(db, res, "reading standings", rows, LINK_DB_BATCH, count);
 }
 
@@ -321,7 +370,7 @@ enum link_db_result link_db_rows_at(struct link_db *db, const uint64_t *revs, si
 static enum link_db_result check_schema(struct link_db *db)
 {
     PGresult *res = run(db, "SELECT value FROM loginguard.meta WHERE key = 'schema_version'", 0,
-                        NULL);
+                        NULL, 1);
     if (!res)
         return LINK_DB_DOWN;
     enum link_db_result r = LINK_DB_OK;
@@ -357,7 +406,7 @@ static enum link_db_result enter_node(struct link_db *db)
     const char *params[] = {db->node};
     PGresult *res = run(db, "INSERT INTO loginguard.nodes (node) VALUES ($1) "
                         "ON CONFLICT (node) DO UPDATE SET last_seen = now() "
-                        "RETURNING stored_seq", 1, params);
+                        "RETURNING stored_seq", 1, params, 1);
     if (!res)
         return LINK_DB_DOWN;
     enum link_db_result r = LINK_DB_OK;
@@ -465,7 +514,7 @@ static enum link_db_result lock_node(struct link_db *db, uint64_t seq, bool *sto
 {
     const char *params[] = {db->node};
     PGresult *res = run(db, "SELECT stored_seq FROM loginguard.nodes WHERE node = $1 FOR UPDATE",
-                        1, params);
+                        1, params, 1);
     if (!res)
         return LINK_DB_DOWN;
     enum link_db_result r = LINK_DB_OK;
@@ -502,7 +551,7 @@ static enum link_db_result lock_standing(struct link_db *db, uid_t uid, struct s
     if (r != LINK_DB_OK)
         return r;
     PGresult *res = run(db, "SELECT " STANDING_COLUMNS " FROM loginguard.standing WHERE uid = $1 "
-                        "FOR UPDATE", p.n, p.v);
+                        "FOR UPDATE", p.n, p.v, 1);
     if (!res)
         return LINK_DB_DOWN;
     if (!ok(res))
@@ -532,7 +581,8 @@ static enum link_db_result later_raises(struct link_db *db, const struct standin
                         "violations, last_reason, last_cpu, last_memory, last_window, node "
                         "FROM loginguard.changes WHERE uid = $1 AND rev > $2 AND kind = 'raise' "
                         "AND NOT (node = $3 AND seq < $4) "
-                        "ORDER BY level DESC, until DESC, rev LIMIT $5", p.n, p.v);
+                        "ORDER BY level DESC, until DESC, rev LIMIT $5", p.n, p.v,
+                        LINK_DB_LATER_MAX);
     if (!res)
         return LINK_DB_DOWN;
     if (!ok(res)) {
@@ -613,7 +663,7 @@ static enum link_db_result write_change(struct link_db *db, const struct standin
 
 static enum link_db_result next_rev(struct link_db *db, uint64_t *rev)
 {
-    PGresult *res = run(db, "SELECT nextval('loginguard.rev')", 0, NULL);
+    PGresult *res = run(db, "SELECT nextval('loginguard.rev')", 0, NULL, 1);
     if (!res)
         return LINK_DB_DOWN;
     enum link_db_result r = LINK_DB_OK;

@@ -290,7 +290,7 @@ static bool node_time;
 
 /* One node's view: its own penalty and clock, as the engine moves them. */
 struct node_view {
-    char name[8];
+    char name[24];
     struct penalty p;
     uint64_t exempt_until, now, seq, last_seq;
 };

@@ -80,11 +80,16 @@ class Link:
                 return pkt
 
     def close(self):
-        """End of stdin: the helper closes its end, the link must exit 0."""
+        """End of stdin: the helper closes its end, the link must exit 0
+        (and a sanitizer build must have found nothing on the way)."""
         if self.p.poll() is None:
             self.p.stdin.close()
             status = self.expect("exit", 10)["status"]
             self.p.wait(10)
+            err = self.p.stderr.read()
+            for mark in ("Sanitizer", "runtime error"):
+                if mark in err:
+                    raise AssertionError(f"the link's stderr: {err}")
             return status
         return None
 

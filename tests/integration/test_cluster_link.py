@@ -195,6 +195,47 @@ class ClusterLink(unittest.TestCase):
         for link in (a, b, c):
             self.assertEqual(link.close(), 0)
 
+    def test_forgive_and_exempt(self):
+        a = self.link("lgtest-fa")
+        b = self.link("lgtest-fb")
+        a.expect("up", 15)
+        b.expect("up", 15)
+        uid = UID + 4
+        a.send(record(1, uid, level=1))
+        r1 = a.expect("standing", 10, uid=uid, seq=1)["rev"]
+        # b raises from r1 and, before hearing back, its admin forgives
+        # (base r1): b's own raise is cancelled; a's raise stored after r1,
+        # which b's admin could not have seen, stands.
+        b.send(record(1, uid, base_rev=r1, level=2))
+        b.expect("stored", 10, seq=1)
+        a.send(record(2, uid, base_rev=r1, level=3))
+        a.expect("stored", 10, seq=2)
+        forgive = record(2, uid, kind="forgive", base_rev=r1, level=0, after_seq=1)
+        forgive["by"] = "admin"
+        b.send(forgive)
+        b.expect("stored", 10, seq=2)
+        self.assertEqual(self.sql(f"SELECT level, node, seq FROM loginguard.standing "
+                                  f"WHERE uid = {uid}"), "3|lgtest-fa|2")
+        self.assertEqual(self.sql("SELECT by_name FROM loginguard.changes "
+                                  "WHERE node = 'lgtest-fb' AND seq = 2"), "admin")
+        # A forgive from the newest row: level none.
+        rev = int(self.sql(f"SELECT rev FROM loginguard.standing WHERE uid = {uid}"))
+        b.send(record(3, uid, kind="forgive", base_rev=rev, level=0))
+        b.expect("stored", 10, seq=3)
+        row = a.expect("standing", 10, uid=uid, node="lgtest-fb", seq=3)
+        self.assertEqual(row["penalty"]["level"], 0)
+        # An exemption: the penalty untouched, exempt_until shared.
+        until = int(time.time() * 1e6) + 3600000000
+        exempt = {"t": "record", "seq": 3, "kind": "exempt", "uid": uid, "base_rev": 0,
+                  "after_seq": 0, "at": int(time.time() * 1e6), "by": "admin",
+                  "exempt_until": until}
+        a.send(exempt)
+        a.expect("stored", 10, seq=3)
+        row = b.expect("standing", 10, uid=uid, node="lgtest-fa", seq=3)
+        self.assertEqual((row["exempt_until"], row["penalty"]["level"]), (until, 0))
+        for link in (a, b):
+            self.assertEqual(link.close(), 0)
+
     def test_resent_after_reconnect_stored_once(self):
         node = "lgtest-resend"
         a = self.link(node)

@@ -25,7 +25,7 @@ static const char *const conn_keys[] = {
     "keepalives_count", "tcp_user_timeout", "application_name", "options", "dbname", NULL,
 };
 #define CONN_OPTIONS                                                                       \
-    "-c statement_timeout=30000 -c lock_timeout=10000 "                                    \
+    "-c statement_timeout=10000 -c lock_timeout=5000 "                                      \
     "-c idle_in_transaction_session_timeout=60000 -c synchronous_commit=on"
 
 #define STANDING_COLUMNS                                                                   \

@@ -13,7 +13,7 @@
 
 #include "cluster_merge.h"
 
-#define LINK_DB_WAIT_SEC 40      /* a statement's answer; the server gives up at 30 s */
+#define LINK_DB_WAIT_SEC 15      /* a statement's answer; the server gives up at 10 s */
 #define LINK_DB_BATCH 256        /* standing rows a query */
 #define LINK_DB_LATER_MAX 1000   /* raises a forgive folds back in */
 

@@ -5,12 +5,15 @@ as JSON lines: "up" with what the database holds of the node, a raise
 stored and echoed as the user's standing, another node's change delivered
 on NOTIFY within a bounded time, a record sent again after a reconnect
 stored once, the server crashing ("down", with no password in the error)
-and coming back ("up" again with the right stored), a schema of another
-version refused with the command that fixes it (issue 13)."""
+and coming back ("up" again with the right stored), a server that stops
+answering given up after one statement's wait, a forgive and an
+exemption through the link, a schema of another version refused with the
+command that fixes it (issue 13)."""
 
 import json
 import os
 import queue
+import signal
 import subprocess
 import tempfile
 import threading
@@ -26,6 +29,7 @@ UID = lgtest.TEST_UID_MIN + 701
 NOTIFY_BOUND = 2.0   # s: another node's change reaches a link within this
 DOWN_BOUND = 10.0    # s: a crashed server is seen
 UP_BOUND = 15.0      # s: the retries (1, 2, 4 s ...) find it back
+HUNG_BOUND = 25.0    # s: a server that does not answer is given up (15 s)
 
 
 def penalty(level, since, until):
@@ -290,6 +294,36 @@ class ClusterLink(unittest.TestCase):
                          "2")
         for pkt in a.seen:
             self.assertNotIn(secret, json.dumps(pkt))
+        self.assertEqual(a.close(), 0)
+
+    def test_hung_server(self):
+        """A server that stops answering (its backend stopped) costs the
+        link one statement's wait (15 s), then it is "down" and tries
+        again; nothing blocks for ever."""
+        a = self.link("lgtest-hung")
+        a.expect("up", 15)
+
+        def backends():
+            out = self.sql("SELECT pid FROM pg_stat_activity WHERE application_name = "
+                           "'loginguardd'")
+            return out.split() if out else []
+        pids = lgtest.wait_for(lambda: len(backends()) == 1 and backends(), 10,
+                               "the link's one backend")
+        pid = int(pids[0])
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            t0 = time.monotonic()
+            a.send(record(1, UID + 5))
+            down = a.expect("down", HUNG_BOUND)
+            waited = time.monotonic() - t0
+            print(f"down after {waited:.1f}s: {down['error']}")
+            self.assertIn("did not answer within 15 s", down["error"])
+            self.assertGreater(waited, 14)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        self.assertEqual(a.expect("up", UP_BOUND)["stored"], 0)
+        a.send(record(1, UID + 5))
+        a.expect("stored", 10, seq=1)
         self.assertEqual(a.close(), 0)
 
     def test_wrong_password_and_schema_version(self):

@@ -299,9 +299,15 @@ int cluster_link_main(const struct cluster_link_settings *s, int fd)
     struct link l = {.s = s, .fd = fd, .packet = xmalloc(CLUSTER_PACKET_MAX + 1)};
     int retry = RETRY_FIRST_MS;
     char last_down[sizeof(l.db.error)] = "";
+    /* Rows name their node in at most CLUSTER_NODE_MAX - 1 bytes: a longer
+     * name could never be read back, so the link never connects with it. */
+    bool node_ok = s->node && *s->node && strlen(s->node) < CLUSTER_NODE_MAX;
+    if (!node_ok)
+        snprintf(l.db.error, sizeof(l.db.error), "node in [cluster] must be a name of 1 to %d "
+                 "bytes (the host name by default)", CLUSTER_NODE_MAX - 1);
     for (;;) {
         enum link_state st = LINK_DOWN;
-        if (link_db_connect(&l.db, s->database, s->node) == LINK_DB_OK) {
+        if (node_ok && link_db_connect(&l.db, s->database, s->node) == LINK_DB_OK) {
             retry = RETRY_FIRST_MS;
             last_down[0] = '\0';
             st = run_connected(&l);

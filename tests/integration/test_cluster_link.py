@@ -344,6 +344,9 @@ class ClusterLink(unittest.TestCase):
         # Put right, the retry finds it (1 s, then 2 s).
         b.expect("up", 10)
         self.assertEqual(b.close(), 0)
+        c = self.link("n" * 64)
+        self.assertIn("node in [cluster]", c.expect("down", 5)["error"])
+        self.assertEqual(c.close(), 0)
 
 
 if __name__ == "__main__":

@@ -109,9 +109,10 @@ static enum link_state store_change(struct link *l, const json_t *o)
     uint64_t at;
     char by[CLUSTER_BY_MAX], why[256];
     if (change_from_json(o, &c, &at, by, sizeof(by), why, sizeof(why)) < 0) {
-        fprintf(stderr, "loginguardd: cluster link: a record from the daemon that is not one "
-                "(%s): ignored\n", why);
-        return LINK_GOING;
+        uint64_t seq = (uint64_t)json_integer_value(json_object_get(o, "seq"));
+        fprintf(stderr, "loginguardd: cluster link: record %" PRIu64 " from the daemon is not "
+                "one (%s): skipped\n", seq, why);
+        return after_store(l, link_db_skip(&l->db, seq));
     }
     snprintf(c.node, sizeof(c.node), "%s", l->s->node);
     struct shared_standing row;
@@ -132,8 +133,8 @@ static enum link_state store_event(struct link *l, const json_t *o, uint64_t seq
     if (!text || !name) {
         free(text);
         fprintf(stderr, "loginguardd: cluster link: event record %" PRIu64 " has no event with "
-                "a name: ignored\n", seq);
-        return LINK_GOING;
+                "a name: skipped\n", seq);
+        return after_store(l, link_db_skip(&l->db, seq));
     }
     int64_t u = json_is_integer(uid) && json_integer_value(uid) >= 0 ? json_integer_value(uid) : -1;
     enum link_db_result r = link_db_store_event(&l->db, seq, text, name,
@@ -181,15 +182,16 @@ static enum link_state send_all_rows(struct link *l)
     enum link_state st = LINK_GOING;
     for (size_t total = 0; st == LINK_GOING && total < SYNC_ROWS_MAX;) {
         size_t n;
-        if (link_db_rows_after(&l->db, after, rows, &n) != LINK_DB_OK) {
+        uint64_t last;
+        if (link_db_rows_after(&l->db, after, rows, &n, &last) != LINK_DB_OK) {
             st = LINK_DOWN;
             break;
         }
         st = send_rows(l, rows, n);
-        if (n == 0 || rows[n - 1].rev <= after)
+        if (last <= after)
             break;
-        after = rows[n - 1].rev;
-        total += n;
+        after = last;
+        total += LINK_DB_BATCH;
     }
     free(rows);
     return st;

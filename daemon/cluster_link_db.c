@@ -314,9 +314,11 @@ static bool read_standing(const PGresult *res, int row, struct shared_standing *
 }
 
 /* The rows of a query on standing, at most max; a row that is not one is
- * left out (and said on stderr). */
+ * left out (and said on stderr).  *last: the greatest rev the server sent,
+ * of a row left out too, so that a paging reader goes past it. */
 static enum link_db_result read_rows(struct link_db *db, PGresult *res, const char *what,
-                                     struct shared_standing *rows, size_t max, size_t *count)
+                                     struct shared_standing *rows, size_t max, size_t *count,
+                                     uint64_t *last)
 {
     *count = 0;
     if (!res)
@@ -328,6 +330,9 @@ static enum link_db_result read_rows(struct link_db *db, PGresult *res, const ch
     }
     int n = PQntuples(res);
     for (int i = 0; i < n && *count < max; i++) {
+        uint64_t rev;
+        if (last && col_u64(res, i, 1, INT64_MAX, &rev) && rev > *last)
+            *last = rev;
         if (read_standing(res, i, &rows[*count]))
             (*count)++;
         else
@@ -339,14 +344,15 @@ static enum link_db_result read_rows(struct link_db *db, PGresult *res, const ch
 }
 
 enum link_db_result link_db_rows_after(struct link_db *db, uint64_t after,
-                                       struct shared_standing *rows, size_t *count)
+                                       struct shared_standing *rows, size_t *count, uint64_t *last)
 {
+    *last = after;
     struct params p = {.n = 0};
     p_u64(&p, after);
     p_u64(&p, LINK_DB_BATCH);
     PGresult *res = run(db, "SELECT " STANDING_COLUMNS " FROM loginguard.standing "
                         "WHERE rev > $1 ORDER BY rev LIMIT $2", p.n, p.v, LINK_DB_BATCH);
-    return read_rows(db, res, "reading standings", rows, LINK_DB_BATCH, count);
+    return read_rows(db, res, "reading standings", rows, LINK_DB_BATCH, count, last);
 }
 
 enum link_db_result link_db_rows_at(struct link_db *db, const uint64_t *revs, size_t n,
@@ -362,7 +368,7 @@ enum link_db_result link_db_rows_at(struct link_db *db, const uint64_t *revs, si
     PGresult *res = run(db, "SELECT " STANDING_COLUMNS " FROM loginguard.standing "
                         "WHERE rev = ANY ($1::bigint[]) ORDER BY rev", 1, params,
                         LINK_DB_BATCH);
-    return read_rows(db, res, "reading standings", rows, LINK_DB_BATCH, count);
+    return read_rows(db, res, "reading standings", rows, LINK_DB_BATCH, count, NULL);
 }
 
 /* ------------------------------------------------------------ connecting */
@@ -755,6 +761,18 @@ static enum link_db_result in_transaction(struct link_db *db, uint64_t seq,
     snprintf(db->error, sizeof(db->error), "%s", why);
     db->stored_seq = seq;
     return LINK_DB_REFUSED;
+}
+
+static enum link_db_result no_body(struct link_db *db, void *arg)
+{
+    (void)db;
+    (void)arg;
+    return LINK_DB_OK;
+}
+
+enum link_db_result link_db_skip(struct link_db *db, uint64_t seq)
+{
+    return in_transaction(db, seq, no_body, NULL);
 }
 
 struct change_arg {

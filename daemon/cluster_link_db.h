@@ -46,9 +46,13 @@ enum link_db_result link_db_store_change(struct link_db *db, const struct standi
  * or -1). */
 enum link_db_result link_db_store_event(struct link_db *db, uint64_t seq, const char *event,
                                         const char *name, const char *time, int64_t uid);
-/* Up to LINK_DB_BATCH rows with rev > after, in rev order. */
+/* Store nothing for record seq but that it is done with: a record the
+ * daemon sent that is not one must not hold up the ones after it. */
+enum link_db_result link_db_skip(struct link_db *db, uint64_t seq);
+/* Up to LINK_DB_BATCH rows with rev > after, in rev order; *last the
+ * greatest rev read (after, when none). */
 enum link_db_result link_db_rows_after(struct link_db *db, uint64_t after,
-                                       struct shared_standing *rows, size_t *count);
+                                       struct shared_standing *rows, size_t *count, uint64_t *last);
 /* The rows whose rev is one of revs (at most LINK_DB_BATCH of them). */
 enum link_db_result link_db_rows_at(struct link_db *db, const uint64_t *revs, size_t n,
                                     struct shared_standing *rows, size_t *count);

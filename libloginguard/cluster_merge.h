@@ -29,8 +29,8 @@
  *    it again based on that row).  A LOWER never touches exempt_until:
  *    an exemption ends by each node's clock at the time the row holds.
  *  FORGIVE (an admin's forgive): the node's forgiven penalty is taken,
- *    then every RAISE stored after base_rev is folded back in with the
- *    stronger-of rule, except the forgiving node's own raises sent before
+ *    then every RAISE stored after base_rev (applied or not) is folded
+ *    back in with the stronger-of rule, except the forgiving node's own raises sent before
  *    the forgive: a forgive cancels exactly what the admin could have
  *    seen, and a violation the admin's node had not yet heard of stands.
  *  EXEMPT (an admin's exempt, or the removal of one): exempt_until is

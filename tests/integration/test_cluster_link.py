@@ -171,6 +171,13 @@ class ClusterLink(unittest.TestCase):
         a.expect("stored", 10, seq=3)
         self.assertEqual(self.sql("SELECT applied FROM loginguard.changes "
                                   "WHERE node = 'lgtest-raise' AND seq = 3"), "f")
+        # A record that is not one is skipped, not waited on for ever.
+        a.send({"t": "record", "seq": 4, "kind": "bogus", "uid": UID})
+        a.expect("stored", 10, seq=4)
+        a.send(record(5, UID, base_rev=row["rev"], level=2))
+        a.expect("stored", 10, seq=5)
+        self.assertEqual(self.sql("SELECT string_agg(seq::text, ',' ORDER BY seq) "
+                                  "FROM loginguard.changes WHERE node = 'lgtest-raise'"), "1,3,5")
         self.assertEqual(a.close(), 0)
 
     def test_notify_from_another_node(self):

@@ -18,7 +18,9 @@
  * Link -> daemon:
  *   {"t":"up","stored":N}    connected (or connected again); the
  *                            database holds this node's records up to N
- *   {"t":"stored","seq":N}   records up to N are stored (each committed)
+ *   {"t":"stored","seq":N}   records up to N are stored (each committed;
+ *                            one the database refuses, or that is no
+ *                            record, is skipped and said on stderr)
  *   {"t":"standing","uid":U,"rev":R,"node":"..","seq":S,
  *    "penalty":{...},"exempt_until":usec}
  *                            a user's row as it now is: after one of the

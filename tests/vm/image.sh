@@ -49,7 +49,7 @@ root="$work/rootfs"
 # The run-time libraries of loginguard's packages are in the image, so
 # that dpkg -i works without network inside.
 packages="usr-is-merged,systemd,systemd-sysv,udev,dbus,libpam-systemd,openssh-server,iproute2,sudo,procps,kmod,
-libjansson4,libcgroup2,libre2-9,libnettle8,zlib1g,libstdc++6,libgcc-s1,libpam-runtime,logrotate,libpam-modules"
+libjansson4,libcgroup2,libre2-9,libnettle8,zlib1g,libpq5,libstdc++6,libgcc-s1,libpam-runtime,logrotate,libpam-modules"
 packages=$(echo "$packages" | tr -d '\n')
 echo "$mirrors" | sed 's/^/  /' >&2
 # shellcheck disable=SC2086

@@ -1,0 +1,169 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "cluster_codec.h"
+#include "util.h"
+
+int cluster_open(struct cluster *c, const char *node, const char *state_dir, uint64_t limit,
+                 size_t *skipped, char *err, size_t err_len)
+{
+    memset(c, 0, sizeof(*c));
+    c->enabled = true;
+    c->fd = -1;
+    snprintf(c->node, sizeof(c->node), "%s", node);
+    return cluster_queue_open(&c->queue, state_dir, limit, skipped, err, err_len);
+}
+
+void cluster_close(struct cluster *c)
+{
+    cluster_queue_close(&c->queue);
+    free(c->revs);
+    free(c->database);
+    c->database = NULL;
+    c->revs = NULL;
+    c->rev_count = c->rev_capacity = 0;
+    c->enabled = false;
+}
+
+/* Where uid is, or would go, in the sorted table. */
+static size_t rev_position(const struct cluster *c, uid_t uid)
+{
+    size_t lo = 0, hi = c->rev_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->revs[mid].uid < uid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+uint64_t cluster_rev(const struct cluster *c, uid_t uid)
+{
+    size_t at = rev_position(c, uid);
+    return at < c->rev_count && c->revs[at].uid == uid ? c->revs[at].rev : 0;
+}
+
+void cluster_set_rev(struct cluster *c, uid_t uid, uint64_t rev)
+{
+    size_t at = rev_position(c, uid);
+    if (at < c->rev_count && c->revs[at].uid == uid) {
+        c->revs[at].rev = rev;
+        return;
+    }
+    c->revs = grow_array(c->revs, c->rev_count, &c->rev_capacity, sizeof(*c->revs));
+    memmove(c->revs + at + 1, c->revs + at, (c->rev_count - at) * sizeof(*c->revs));
+    c->revs[at] = (struct cluster_rev){uid, rev};
+    c->rev_count++;
+}
+
+static json_t *json_u64(uint64_t v)
+{
+    return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+uint64_t cluster_add_change(struct cluster *c, enum standing_change_kind kind,
+                            const struct engine_state *engine, uid_t uid, const char *by,
+                            uint64_t at)
+{
+    /* A user the engine forgot (nothing left to remember) has none. */
+    const struct user_state *us = engine_user((struct engine_state *)engine, uid, false);
+    struct user_state none = {.uid = uid};
+    struct penalty p;
+    penalty_from_user(&p, us ? us : &none);
+    json_t *r = json_object();
+    json_object_set_new(r, "t", json_string("record"));
+    json_object_set_new(r, "kind", json_string(standing_change_name(kind)));
+    json_object_set_new(r, "uid", json_integer((json_int_t)uid));
+    json_object_set_new(r, "base_rev", json_u64(cluster_rev(c, uid)));
+    json_object_set_new(r, "after_seq", json_u64(cluster_queue_last_change(&c->queue, uid)));
+    json_object_set_new(r, "at", json_u64(at));
+    json_object_set_new(r, "by", by && by[0] ? json_string(by) : json_null());
+    json_object_set_new(r, "penalty", cluster_penalty_json(&p));
+    json_object_set_new(r, "exempt_until", json_u64(us ? us->exempt_until : 0));
+    uint64_t seq = cluster_queue_add(&c->queue, r, true, uid, NULL);
+    json_decref(r);
+    return seq;
+}
+
+/* What a decision does to its user's standing. */
+static bool raises(enum decision_kind k)
+{
+    return k == DECISION_VIOLATION;
+}
+
+static bool lowers(enum decision_kind k)
+{
+    return k == DECISION_EXPIRED || k == DECISION_DECAYED || k == DECISION_EXEMPT_ENDED;
+}
+
+void cluster_add_decisions(struct cluster *c, const struct engine_state *engine,
+                           const struct decisions *d, uint64_t at)
+{
+    for (size_t i = 0; i < d->count; i++) {
+        uid_t uid = d->items[i].uid;
+        bool seen = false, raise = false, change = false;
+        for (size_t k = 0; k < d->count; k++) {
+            if (d->items[k].uid != uid)
+                continue;
+            seen |= k < i && (raises(d->items[k].kind) || lowers(d->items[k].kind));
+            raise |= raises(d->items[k].kind);
+            change |= raises(d->items[k].kind) || lowers(d->items[k].kind);
+        }
+        /* Once a user, at their first decision that changes anything. */
+        if (change && !seen && (raises(d->items[i].kind) || lowers(d->items[i].kind)))
+            cluster_add_change(c, raise ? CHANGE_RAISE : CHANGE_LOWER, engine, uid, NULL, at);
+    }
+}
+
+uint64_t cluster_add_event(struct cluster *c, const json_t *event, bool *first_refusal)
+{
+    json_t *copy = json_copy((json_t *)event);
+    json_object_set_new(copy, "node", json_string(c->node));
+    json_t *r = json_pack("{s:s, s:s, s:o}", "t", "record", "kind", "event", "event", copy);
+    json_t *uid = json_object_get(event, "uid");
+    uint64_t seq = cluster_queue_add(&c->queue, r, false,
+                                     json_is_integer(uid) ? (uid_t)json_integer_value(uid)
+                                                          : CLUSTER_NO_UID,
+                                     first_refusal);
+    json_decref(r);
+    return seq;
+}
+
+static bool same_penalty(const struct penalty *a, const struct penalty *b)
+{
+    return a->level == b->level && a->since == b->since && a->until == b->until &&
+           a->quiet_since == b->quiet_since && a->last_violation == b->last_violation &&
+           a->violations == b->violations && a->last_reason == b->last_reason &&
+           a->last_cpu == b->last_cpu && a->last_memory == b->last_memory &&
+           a->last_window == b->last_window;
+}
+
+enum standing_outcome cluster_apply_standing(struct cluster *c, struct engine_state *engine,
+                                             const struct shared_standing *row)
+{
+    if (row->rev <= cluster_rev(c, row->uid))
+        return STANDING_OLD;
+    /* A change of ours still on its way: the row after it will come.  The
+     * row that change made (or any later) is taken. */
+    uint64_t pending = cluster_queue_last_change(&c->queue, row->uid);
+    if (pending && !(strcmp(row->node, c->node) == 0 && row->seq >= pending))
+        return STANDING_WAITING;
+    cluster_set_rev(c, row->uid, row->rev);
+    struct user_state *us = engine_user(engine, row->uid, false);
+    struct penalty before = {0};
+    if (us)
+        penalty_from_user(&before, us);
+    if (us ? same_penalty(&before, &row->penalty) && us->exempt_until == row->exempt_until
+           : same_penalty(&before, &row->penalty) && !row->exempt_until)
+        return STANDING_SAME;
+    us = engine_user(engine, row->uid, true);
+    penalty_to_user(us, &row->penalty);
+    us->exempt_until = row->exempt_until;
+    return STANDING_APPLIED;
+}

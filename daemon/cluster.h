@@ -1,0 +1,97 @@
+/* This node's part of a cluster's shared standing (issue 13): what the
+ * daemon sends to the database and what it takes from it.
+ *
+ * Every change of a user's standing the engine or an admin makes becomes
+ * a record in the durable queue (cluster_queue.h), on disk before the
+ * change is acted on further: a violation a "raise", a level's limits
+ * ending, a level decaying or an exemption running out a "lower", an
+ * admin's forgive a "forgive", an exemption given or removed an
+ * "exempt".  Every event the daemon logs is a record too.  Each change
+ * carries base_rev, the last revision of the user's row this node
+ * applied, and after_seq, this node's earlier change of that user still
+ * unstored (cluster_merge.h says how the database merges them).
+ *
+ * A row the database sends ("standing") replaces the user's penalty and
+ * exemption here, unless a change of this node for that user is still on
+ * its way (the row that follows it will come), or the row is not newer
+ * than the last one applied.  The window being watched stays this
+ * node's own.
+ *
+ * The link process and its socket are daemon/cluster_daemon.c's. */
+#ifndef LOGINGUARD_CLUSTER_H
+#define LOGINGUARD_CLUSTER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cluster_merge.h"
+#include "cluster_queue.h"
+#include "engine.h"
+#include "save_status.h"
+
+struct cluster_rev {
+    uid_t uid;
+    uint64_t rev;     /* the last revision of the user's row applied here */
+};
+
+struct cluster {
+    bool enabled;                /* [cluster] database is set */
+    char node[CLUSTER_NODE_MAX];
+    struct cluster_queue queue;
+    struct cluster_rev *revs;    /* sorted by uid */
+    size_t rev_count, rev_capacity;
+    struct save_status queue_status; /* writes of the queue, said once when failing */
+
+    /* The link (cluster_daemon.c). */
+    char *database;              /* the connection string it was started with */
+    pid_t pid;                   /* 0: none running */
+    int fd;                      /* -1: none */
+    bool up;                     /* the last word was "up" */
+    bool ever_up;
+    bool down_said;              /* cluster_down said for this outage */
+    bool exit_said;              /* cluster_link_exited said since the last "up" */
+    uint64_t sent;               /* the last seq sent on this connection */
+    uint64_t restart_at;         /* boottime usec to start the link again; 0: none */
+    uint64_t rows_applied;       /* ever, for the status */
+};
+
+/* Open the queue in state_dir for node (limit: cluster_queue_open's).
+ * The cluster is enabled even when the queue cannot be opened (records
+ * are then kept in memory): 0, or -1 with err. */
+int cluster_open(struct cluster *c, const char *node, const char *state_dir, uint64_t limit,
+                 size_t *skipped, char *err, size_t err_len);
+void cluster_close(struct cluster *c);
+
+/* The last revision of uid's row applied here, 0 if none. */
+uint64_t cluster_rev(const struct cluster *c, uid_t uid);
+void cluster_set_rev(struct cluster *c, uid_t uid, uint64_t rev);
+
+/* Queue a change of uid's standing as engine now holds it (at: realtime
+ * usec it was made; by: the admin's name for a forgive or an exemption,
+ * else NULL).  Returns its seq.  Not synced: cluster_sync. */
+uint64_t cluster_add_change(struct cluster *c, enum standing_change_kind kind,
+                            const struct engine_state *engine, uid_t uid, const char *by,
+                            uint64_t at);
+/* The changes one engine step made: one record a user whose standing
+ * changed (a raise when a violation was among its decisions, else a
+ * lower); forbidden and compute processes change no standing. */
+void cluster_add_decisions(struct cluster *c, const struct engine_state *engine,
+                           const struct decisions *d, uint64_t at);
+/* An event as logged, with this node's name added.  0 when refused (the
+ * queue is past its limit: *first_refusal says when that is news). */
+uint64_t cluster_add_event(struct cluster *c, const json_t *event, bool *first_refusal);
+
+enum standing_outcome {
+    STANDING_OLD,       /* not newer than the row applied last: ignored */
+    STANDING_WAITING,   /* a change of ours for the user is unstored: ignored */
+    STANDING_SAME,      /* taken; the user's standing was already that */
+    STANDING_APPLIED,   /* taken; the user's standing changed */
+};
+
+/* A row from the database into engine, by the rules above. */
+enum standing_outcome cluster_apply_standing(struct cluster *c, struct engine_state *engine,
+                                             const struct shared_standing *row);
+
+#endif

@@ -30,8 +30,9 @@
 /* An event bigger than a packet (with room for the record around it) is
  * not queued: the link could never send it. */
 #define EVENT_MAX (CLUSTER_PACKET_MAX - 1024)
-/* At stop, the link is given this long to exit after its socket closes. */
-#define STOP_WAIT_MS 2000
+/* At stop, the link is given this long to exit after its socket closes,
+ * and as long again after a SIGTERM. */
+#define STOP_WAIT_MS 1000
 
 static void event(struct daemon *d, json_t *e)
 {
@@ -179,12 +180,12 @@ void cluster_daemon_stop(struct daemon *d)
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
-    /* Its socket closed, the link exits; one stuck in a call to the
+    /* Its socket closed, the link exits.  One stuck in a call to the
      * database is ended (a transaction cut short is rolled back, and its
      * record is sent again at the next start). */
-    if (c->pid > 0)
-        kill(c->pid, SIGTERM);
-    for (int i = 0; c->pid > 0 && i < STOP_WAIT_MS / 10; i++) {
+    for (int i = 0; c->pid > 0 && i < 2 * STOP_WAIT_MS / 10; i++) {
+        if (i == STOP_WAIT_MS / 10)
+            kill(c->pid, SIGTERM);
         reap(c);
         if (c->pid > 0)
             nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
@@ -214,7 +215,10 @@ void cluster_daemon_reloaded(struct daemon *d, const char *old_database, const c
 void cluster_daemon_pollfd(struct daemon *d, struct pollfd *p)
 {
     const struct cluster *c = &d->cluster;
-    bool waiting = c->up && cluster_queue_after(&c->queue, c->sent);
+    /* Not while the queue cannot be written: nothing is sent before it is
+     * on disk, and a socket ready to write would wake the loop at once,
+     * again and again (the queue is tried again at every sample). */
+    bool waiting = c->up && !c->queue.broken && cluster_queue_after(&c->queue, c->sent);
     *p = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | (waiting ? POLLOUT : 0))};
 }
 
@@ -392,10 +396,13 @@ void cluster_daemon_handle(struct daemon *d, const struct pollfd *p)
 
 void cluster_daemon_decisions(struct daemon *d)
 {
-    if (!d->cluster.enabled || d->decisions.count == 0)
+    if (!d->cluster.enabled)
         return;
-    cluster_add_decisions(&d->cluster, &d->engine, &d->decisions, d->snap.now);
-    sync_queue(d);
+    if (d->decisions.count)
+        cluster_add_decisions(&d->cluster, &d->engine, &d->decisions, d->snap.now);
+    /* After a failed write, the whole queue again at every sample. */
+    if (d->decisions.count || d->cluster.queue.broken)
+        sync_queue(d);
 }
 
 void cluster_daemon_change(struct daemon *d, enum standing_change_kind kind, uid_t uid,

@@ -1,12 +1,92 @@
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cluster.h"
 #include "cluster_codec.h"
+#include "safefile.h"
+#include "strbuf.h"
 #include "util.h"
+
+/* 30 bytes a user at most: room for two million users. */
+#define REVS_FILE_MAX (64u << 20)
+
+static int open_dir(const char *dir, char *err, size_t err_len)
+{
+    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        snprintf(err, err_len, "%s: cannot open the state directory: %s", dir, strerror(errno));
+    return dirfd;
+}
+
+/* cluster-revs.json into the table; a file that is not ours or not
+ * understood leaves it empty (every change then counts as stale until
+ * rows come: no penalty is lost). */
+static int load_revs(struct cluster *c, char *err, size_t err_len)
+{
+    int dirfd = open_dir(c->queue.dir, err, err_len);
+    if (dirfd < 0)
+        return -1;
+    char *text = NULL;
+    size_t len;
+    int r = safe_read_file(dirfd, c->queue.dir, CLUSTER_REVS_FILE, REVS_FILE_MAX, &text, &len,
+                           err, err_len);
+    close(dirfd);
+    if (r == -2)
+        return 0;
+    if (r != 0) {
+        if (r > 0)
+            snprintf(err, err_len, "%s/%s: larger than %u bytes; not read", c->queue.dir,
+                     CLUSTER_REVS_FILE, REVS_FILE_MAX);
+        return -1;
+    }
+    json_t *root = json_loadb(text, len, 0, NULL);
+    free(text);
+    json_t *revs = json_object_get(root, "revs");
+    int rc = json_is_array(revs) ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < json_array_size(revs); i++) {
+        json_t *pair = json_array_get(revs, i);
+        json_int_t uid = json_integer_value(json_array_get(pair, 0));
+        json_int_t rev = json_integer_value(json_array_get(pair, 1));
+        if (json_array_size(pair) != 2 || uid < 0 || uid >= (json_int_t)(uid_t)-1 || rev <= 0)
+            rc = -1;
+        else
+            cluster_set_rev(c, (uid_t)uid, (uint64_t)rev);
+    }
+    json_decref(root);
+    if (rc < 0) {
+        c->rev_count = 0;
+        snprintf(err, err_len, "%s/%s: not understood; every change counts as stale until the "
+                 "database's rows come", c->queue.dir, CLUSTER_REVS_FILE);
+    }
+    c->revs_dirty = false;
+    return rc;
+}
+
+int cluster_save_revs(struct cluster *c, char *err, size_t err_len)
+{
+    struct strbuf b = {0};
+    strbuf_adds(&b, "{\"revs\":[");
+    for (size_t i = 0; i < c->rev_count; i++)
+        strbuf_addf(&b, "%s[%u,%llu]", i ? "," : "", (unsigned)c->revs[i].uid,
+                    (unsigned long long)c->revs[i].rev);
+    strbuf_adds(&b, "]}");
+    int dirfd = open_dir(c->queue.dir, err, err_len);
+    int rc = dirfd < 0 ? -1
+                       : safe_write_file(dirfd, c->queue.dir, CLUSTER_REVS_FILE, b.s, err,
+                                         err_len);
+    if (dirfd >= 0)
+        close(dirfd);
+    strbuf_free(&b);
+    if (rc == 0)
+        c->revs_dirty = false;
+    return rc;
+}
 
 int cluster_open(struct cluster *c, const char *node, const char *state_dir, uint64_t limit,
                  size_t *skipped, char *err, size_t err_len)
@@ -15,7 +95,9 @@ int cluster_open(struct cluster *c, const char *node, const char *state_dir, uin
     c->enabled = true;
     c->fd = -1;
     snprintf(c->node, sizeof(c->node), "%s", node);
-    return cluster_queue_open(&c->queue, state_dir, limit, skipped, err, err_len);
+    if (cluster_queue_open(&c->queue, state_dir, limit, skipped, err, err_len) < 0)
+        return -1;
+    return load_revs(c, err, err_len);
 }
 
 void cluster_close(struct cluster *c)
@@ -52,6 +134,7 @@ uint64_t cluster_rev(const struct cluster *c, uid_t uid)
 void cluster_set_rev(struct cluster *c, uid_t uid, uint64_t rev)
 {
     size_t at = rev_position(c, uid);
+    c->revs_dirty = true;
     if (at < c->rev_count && c->revs[at].uid == uid) {
         c->revs[at].rev = rev;
         return;

@@ -17,9 +17,19 @@
  * than the last one applied.  The window being watched stays this
  * node's own.
  *
+ * The revisions applied are kept in DIR/cluster-revs.json,
+ * {"revs": [[uid, rev], ...]}, written (like state.json, atomically)
+ * after state.json whenever they change: a change made after a restart
+ * is based on what this node had applied, and a forgive cancels no more
+ * than the admin could have seen.  (Written after state.json, a crash
+ * between the two leaves revisions older than the state: the node's next
+ * changes count as stale, which loses no penalty.)
+ *
  * The link process and its socket are daemon/cluster_daemon.c's. */
 #ifndef LOGINGUARD_CLUSTER_H
 #define LOGINGUARD_CLUSTER_H
+
+#define CLUSTER_REVS_FILE "cluster-revs.json"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -42,6 +52,8 @@ struct cluster {
     struct cluster_queue queue;
     struct cluster_rev *revs;    /* sorted by uid */
     size_t rev_count, rev_capacity;
+    bool revs_dirty;             /* changed since cluster-revs.json was written */
+    struct save_status revs_status;
     struct save_status queue_status; /* writes of the queue, said once when failing */
 
     /* The link (cluster_daemon.c). */
@@ -57,9 +69,10 @@ struct cluster {
     uint64_t rows_applied;       /* ever, for the status */
 };
 
-/* Open the queue in state_dir for node (limit: cluster_queue_open's).
- * The cluster is enabled even when the queue cannot be opened (records
- * are then kept in memory): 0, or -1 with err. */
+/* Open the queue in state_dir for node (limit: cluster_queue_open's) and
+ * load the revisions applied.  The cluster is enabled even when the queue
+ * cannot be opened (records are then kept in memory) or the revisions
+ * not read (none are known then): 0, or -1 with err. */
 int cluster_open(struct cluster *c, const char *node, const char *state_dir, uint64_t limit,
                  size_t *skipped, char *err, size_t err_len);
 void cluster_close(struct cluster *c);
@@ -67,6 +80,8 @@ void cluster_close(struct cluster *c);
 /* The last revision of uid's row applied here, 0 if none. */
 uint64_t cluster_rev(const struct cluster *c, uid_t uid);
 void cluster_set_rev(struct cluster *c, uid_t uid, uint64_t rev);
+/* Write cluster-revs.json; 0, or -1 with err naming the file. */
+int cluster_save_revs(struct cluster *c, char *err, size_t err_len);
 
 /* Queue a change of uid's standing as engine now holds it (at: realtime
  * usec it was made; by: the admin's name for a forgive or an exemption,

@@ -62,6 +62,23 @@ static void note_queue_write(struct daemon *d, bool ok, const char *err)
     }
 }
 
+static void save_revs(struct daemon *d)
+{
+    struct cluster *c = &d->cluster;
+    if (!c->revs_dirty && !c->revs_status.pending)
+        return;
+    char err[700] = "", msg[900];
+    int rc = cluster_save_revs(c, err, sizeof(err));
+    enum save_news news = save_status_note(&c->revs_status, rc == 0, env_realtime(&d->env));
+    if (news == SAVE_STARTED_FAILING) {
+        snprintf(msg, sizeof(msg), "%s; tried again after the next rows (said once)", err);
+        event(d, daemon_event(d, "state_error", msg));
+    } else if (news == SAVE_WRITTEN_AGAIN) {
+        snprintf(msg, sizeof(msg), "%s/%s is written again", c->queue.dir, CLUSTER_REVS_FILE);
+        event(d, daemon_event(d, "state_written", msg));
+    }
+}
+
 static void sync_queue(struct daemon *d)
 {
     char err[700] = "";
@@ -131,7 +148,7 @@ void cluster_daemon_start(struct daemon *d)
     int rc = cluster_open(c, node, d->policy.state_dir, 0, &skipped, why, sizeof(why));
     c->database = xstrdup(d->policy.cluster_database);
     if (rc < 0)
-        note_queue_write(d, false, why);
+        event(d, daemon_event(d, "state_error", why));
     if (skipped) {
         char msg[600];
         snprintf(msg, sizeof(msg), "%s/%s: %zu lines were no records and are left out",
@@ -177,6 +194,7 @@ void cluster_daemon_stop(struct daemon *d)
         return;
     d->events.tap = NULL;
     sync_queue(d);
+    save_revs(d);
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
@@ -367,9 +385,11 @@ static void read_messages(struct daemon *d)
         }
         changed |= on_message(d, buf, (size_t)n);
     }
-    /* Rows taken are on disk like any change (one write a batch). */
+    /* Rows taken are on disk like any change (one write a batch), and
+     * then the revisions they came with. */
     if (changed)
         save_state(d);
+    save_revs(d);
 }
 
 void cluster_daemon_handle(struct daemon *d, const struct pollfd *p)

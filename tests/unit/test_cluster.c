@@ -284,6 +284,37 @@ static void test_standing_parse(void **state)
     json_decref(m);
 }
 
+static void test_revs_kept(void **state)
+{
+    (void)state;
+    struct cluster c;
+    open_cluster(&c);
+    cluster_set_rev(&c, UID + 2, 30);
+    cluster_set_rev(&c, UID, 12);
+    cluster_set_rev(&c, UID, 14);
+    assert_true(c.revs_dirty);
+    assert_int_equal(cluster_save_revs(&c, err, sizeof(err)), 0);
+    assert_false(c.revs_dirty);
+    cluster_close(&c);
+    size_t skipped;
+    assert_int_equal(cluster_open(&c, "login1", test_dir, 0, &skipped, err, sizeof(err)), 0);
+    assert_int_equal(c.rev_count, 2);
+    assert_int_equal(cluster_rev(&c, UID), 14);
+    assert_int_equal(cluster_rev(&c, UID + 2), 30);
+    assert_int_equal(cluster_rev(&c, UID + 1), 0);
+    cluster_close(&c);
+    /* Not understood: none known (changes count as stale), said. */
+    write_file(CLUSTER_REVS_FILE, "{\"revs\":[[1,2],[3]]}");
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", test_dir, CLUSTER_REVS_FILE);
+    chmod(path, 0600);
+    assert_int_equal(cluster_open(&c, "login1", test_dir, 0, &skipped, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "not understood"));
+    assert_int_equal(c.rev_count, 0);
+    assert_true(c.enabled);
+    close_cluster(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_standing_applied),
         cmocka_unit_test(test_standing_waits_for_our_change),
         cmocka_unit_test(test_standing_parse),
+        cmocka_unit_test(test_revs_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -189,18 +189,21 @@ void cluster_add_decisions(struct cluster *c, const struct engine_state *engine,
                            const struct decisions *d, uint64_t at)
 {
     for (size_t i = 0; i < d->count; i++) {
-        uid_t uid = d->items[i].uid;
-        bool seen = false, raise = false, change = false;
+        const struct decision *x = &d->items[i];
+        if (!raises(x->kind) && !lowers(x->kind))
+            continue;
+        /* One record a user, at their first decision that changes their
+         * standing: a raise if any of them is a violation. */
+        bool first = true, raise = false;
         for (size_t k = 0; k < d->count; k++) {
-            if (d->items[k].uid != uid)
+            const struct decision *y = &d->items[k];
+            if (y->uid != x->uid)
                 continue;
-            seen |= k < i && (raises(d->items[k].kind) || lowers(d->items[k].kind));
-            raise |= raises(d->items[k].kind);
-            change |= raises(d->items[k].kind) || lowers(d->items[k].kind);
+            first &= k >= i || !(raises(y->kind) || lowers(y->kind));
+            raise |= raises(y->kind);
         }
-        /* Once a user, at their first decision that changes anything. */
-        if (change && !seen && (raises(d->items[i].kind) || lowers(d->items[i].kind)))
-            cluster_add_change(c, raise ? CHANGE_RAISE : CHANGE_LOWER, engine, uid, NULL, at);
+        if (first)
+            cluster_add_change(c, raise ? CHANGE_RAISE : CHANGE_LOWER, engine, x->uid, NULL, at);
     }
 }
 

@@ -104,6 +104,9 @@ void cluster_close(struct cluster *c)
 {
     cluster_queue_close(&c->queue);
     free(c->revs);
+    free(c->held);
+    c->held = NULL;
+    c->held_count = c->held_capacity = 0;
     free(c->database);
     c->database = NULL;
     c->revs = NULL;
@@ -230,6 +233,47 @@ static bool same_penalty(const struct penalty *a, const struct penalty *b)
            a->last_window == b->last_window;
 }
 
+static struct shared_standing *find_held(struct cluster *c, uid_t uid)
+{
+    for (size_t i = 0; i < c->held_count; i++)
+        if (c->held[i].uid == uid)
+            return &c->held[i];
+    return NULL;
+}
+
+/* The latest row of a user held back. */
+static void hold(struct cluster *c, const struct shared_standing *row)
+{
+    struct shared_standing *h = find_held(c, row->uid);
+    if (h) {
+        if (row->rev > h->rev)
+            *h = *row;
+        return;
+    }
+    c->held = grow_array(c->held, c->held_count, &c->held_capacity, sizeof(*c->held));
+    c->held[c->held_count++] = *row;
+}
+
+/* A held row no newer than rev is of no more use. */
+static void drop_held(struct cluster *c, uid_t uid, uint64_t rev)
+{
+    struct shared_standing *h = find_held(c, uid);
+    if (h && h->rev <= rev)
+        *h = c->held[--c->held_count];
+}
+
+bool cluster_take_held(struct cluster *c, struct shared_standing *row)
+{
+    for (size_t i = 0; i < c->held_count; i++) {
+        if (cluster_queue_last_change(&c->queue, c->held[i].uid))
+            continue;
+        *row = c->held[i];
+        c->held[i] = c->held[--c->held_count];
+        return true;
+    }
+    return false;
+}
+
 enum standing_outcome cluster_apply_standing(struct cluster *c, struct engine_state *engine,
                                              const struct shared_standing *row)
 {
@@ -238,8 +282,11 @@ enum standing_outcome cluster_apply_standing(struct cluster *c, struct engine_st
     /* A change of ours still on its way: the row after it will come.  The
      * row that change made (or any later) is taken. */
     uint64_t pending = cluster_queue_last_change(&c->queue, row->uid);
-    if (pending && !(strcmp(row->node, c->node) == 0 && row->seq >= pending))
+    if (pending && !(strcmp(row->node, c->node) == 0 && row->seq >= pending)) {
+        hold(c, row);
         return STANDING_WAITING;
+    }
+    drop_held(c, row->uid, row->rev);
     cluster_set_rev(c, row->uid, row->rev);
     struct user_state *us = engine_user(engine, row->uid, false);
     struct penalty before = {0};

@@ -12,10 +12,12 @@
  * unstored (cluster_merge.h says how the database merges them).
  *
  * A row the database sends ("standing") replaces the user's penalty and
- * exemption here, unless a change of this node for that user is still on
- * its way (the row that follows it will come), or the row is not newer
- * than the last one applied.  The window being watched stays this
- * node's own.
+ * exemption here, unless it is not newer than the last one applied, or a
+ * change of this node for that user is still on its way: then the row is
+ * held back (the latest a user) and taken once that change is stored,
+ * unless a newer row came meanwhile.  (A change the database dropped as
+ * stale makes no row of its own: the row it was dropped for must not be
+ * lost.)  The window being watched stays this node's own.
  *
  * The revisions applied are kept in DIR/cluster-revs.json,
  * {"revs": [[uid, rev], ...]}, written (like state.json, atomically)
@@ -53,6 +55,8 @@ struct cluster {
     struct cluster_rev *revs;    /* sorted by uid */
     size_t rev_count, rev_capacity;
     bool revs_dirty;             /* changed since cluster-revs.json was written */
+    struct shared_standing *held; /* rows held back while a change of ours was unstored */
+    size_t held_count, held_capacity;
     struct save_status revs_status;
     struct save_status queue_status; /* writes of the queue, said once when failing */
 
@@ -100,7 +104,7 @@ uint64_t cluster_add_event(struct cluster *c, const json_t *event, bool *first_r
 
 enum standing_outcome {
     STANDING_OLD,       /* not newer than the row applied last: ignored */
-    STANDING_WAITING,   /* a change of ours for the user is unstored: ignored */
+    STANDING_WAITING,   /* a change of ours for the user is unstored: held back */
     STANDING_SAME,      /* taken; the user's standing was already that */
     STANDING_APPLIED,   /* taken; the user's standing changed */
 };
@@ -108,5 +112,8 @@ enum standing_outcome {
 /* A row from the database into engine, by the rules above. */
 enum standing_outcome cluster_apply_standing(struct cluster *c, struct engine_state *engine,
                                              const struct shared_standing *row);
+/* A row held back whose user has no change of ours unstored any more
+ * (after a "stored"), into *row, to be applied now; false when none. */
+bool cluster_take_held(struct cluster *c, struct shared_standing *row);
 
 #endif

@@ -245,6 +245,8 @@ uint64_t cluster_daemon_deadline(const struct daemon *d)
     return d->cluster.enabled ? d->cluster.restart_at : 0;
 }
 
+static void read_messages(struct daemon *d);
+
 /* Send what waits, in seq order, until the socket is full. */
 static void send_waiting(struct daemon *d)
 {
@@ -262,31 +264,17 @@ static void send_waiting(struct daemon *d)
         if (send(c->fd, r->text, r->len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
             if (errno == EINTR)
                 continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
-                link_lost(d, strerror(errno));
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) {
+                /* What it said before it went is still to be read. */
+                int e = errno;
+                read_messages(d);
+                if (c->fd >= 0)
+                    link_lost(d, strerror(e));
+            }
             return;
         }
         c->sent = r->seq;
     }
-}
-
-static void on_up(struct daemon *d, const json_t *m)
-{
-    struct cluster *c = &d->cluster;
-    json_int_t stored = json_integer_value(json_object_get(m, "stored"));
-    char err[700] = "";
-    if (cluster_queue_stored(&c->queue, stored > 0 ? (uint64_t)stored : 0, err, sizeof(err)) < 0)
-        note_queue_write(d, false, err);
-    c->up = true;
-    c->down_said = c->exit_said = false;
-    c->sent = stored > 0 ? (uint64_t)stored : 0;
-    json_t *e = daemon_event(d, "cluster_up", "connected to the cluster's database");
-    json_object_set_new(e, "node", json_string(c->node));
-    json_object_set_new(e, "stored", json_integer(stored));
-    if (!c->ever_up)
-        json_object_set_new(e, "queued", json_integer((json_int_t)c->queue.count));
-    c->ever_up = true;
-    event(d, e);
 }
 
 static void on_down(struct daemon *d, const json_t *m)
@@ -321,7 +309,24 @@ static void standing_event(struct daemon *d, const struct shared_standing *row, 
     event(d, e);
 }
 
-/* A row as it now is: taken, its limits applied at once. */
+/* A row taken: its limits applied at once.  True when the user's
+ * standing changed. */
+static bool take_row(struct daemon *d, const struct shared_standing *row)
+{
+    const struct user_state *us = engine_user(&d->engine, row->uid, false);
+    int before = us ? us->level : 0;
+    if (cluster_apply_standing(&d->cluster, &d->engine, row) != STANDING_APPLIED)
+        return false;
+    d->cluster.rows_applied++;
+    if (d->enforcing) {
+        struct actions a = daemon_actions(d);
+        if (sync_user_limits(&a, &d->snap, row->uid))
+            sampler_counters_changed(&d->sampler);
+    }
+    standing_event(d, row, before);
+    return true;
+}
+
 static bool on_standing(struct daemon *d, const json_t *m)
 {
     struct shared_standing row;
@@ -330,18 +335,38 @@ static bool on_standing(struct daemon *d, const json_t *m)
         syslog(LOG_WARNING, "cluster link: a standing message ignored: %s", why);
         return false;
     }
-    const struct user_state *us = engine_user(&d->engine, row.uid, false);
-    int before = us ? us->level : 0;
-    if (cluster_apply_standing(&d->cluster, &d->engine, &row) != STANDING_APPLIED)
-        return false;
-    d->cluster.rows_applied++;
-    if (d->enforcing) {
-        struct actions a = daemon_actions(d);
-        if (sync_user_limits(&a, &d->snap, row.uid))
-            sampler_counters_changed(&d->sampler);
-    }
-    standing_event(d, &row, before);
-    return true;
+    return take_row(d, &row);
+}
+
+/* Records up to seq are stored: rows held back for them are taken. */
+static bool on_stored(struct daemon *d, uint64_t seq)
+{
+    char err[700] = "";
+    if (cluster_queue_stored(&d->cluster.queue, seq, err, sizeof(err)) < 0)
+        note_queue_write(d, false, err);
+    bool changed = false;
+    struct shared_standing row;
+    while (cluster_take_held(&d->cluster, &row))
+        changed |= take_row(d, &row);
+    return changed;
+}
+
+static bool on_up(struct daemon *d, const json_t *m)
+{
+    struct cluster *c = &d->cluster;
+    json_int_t stored = json_integer_value(json_object_get(m, "stored"));
+    bool changed = on_stored(d, stored > 0 ? (uint64_t)stored : 0);
+    c->up = true;
+    c->down_said = c->exit_said = false;
+    c->sent = stored > 0 ? (uint64_t)stored : 0;
+    json_t *e = daemon_event(d, "cluster_up", "connected to the cluster's database");
+    json_object_set_new(e, "node", json_string(c->node));
+    json_object_set_new(e, "stored", json_integer(stored));
+    if (!c->ever_up)
+        json_object_set_new(e, "queued", json_integer((json_int_t)c->queue.count));
+    c->ever_up = true;
+    event(d, e);
+    return changed;
 }
 
 /* One message of the link; true when the engine's state changed. */
@@ -353,13 +378,11 @@ static bool on_message(struct daemon *d, const char *buf, size_t len)
     if (!t) {
         syslog(LOG_WARNING, "cluster link: a message that is not understood, ignored");
     } else if (strcmp(t, "up") == 0) {
-        on_up(d, m);
+        changed = on_up(d, m);
     } else if (strcmp(t, "stored") == 0) {
         json_int_t seq = json_integer_value(json_object_get(m, "seq"));
-        char err[700] = "";
-        if (seq > 0 && cluster_queue_stored(&d->cluster.queue, (uint64_t)seq, err,
-                                            sizeof(err)) < 0)
-            note_queue_write(d, false, err);
+        if (seq > 0)
+            changed = on_stored(d, (uint64_t)seq);
     } else if (strcmp(t, "standing") == 0) {
         changed = on_standing(d, m);
     } else if (strcmp(t, "down") == 0) {

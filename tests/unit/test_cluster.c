@@ -315,6 +315,41 @@ static void test_revs_kept(void **state)
     close_cluster(&c);
 }
 
+/* A change of ours the database dropped as stale makes no row: the row
+ * of another node that came while it was on its way is taken once it is
+ * stored, in whichever order "standing" and "stored" come. */
+static void test_held_row_taken_once_stored(void **state)
+{
+    (void)state;
+    struct cluster c;
+    open_cluster(&c);
+    struct engine_state e = {0};
+    engine_user(&e, UID, true)->level = 1;
+    cluster_set_rev(&c, UID, 5);
+    uint64_t mine = cluster_add_change(&c, CHANGE_LOWER, &e, UID, NULL, 1);
+    struct shared_standing row = row_of(UID, 6, "login2", 3, 2), taken;
+    assert_int_equal(cluster_apply_standing(&c, &e, &row), STANDING_WAITING);
+    struct shared_standing newer = row_of(UID, 7, "login3", 1, 3);
+    assert_int_equal(cluster_apply_standing(&c, &e, &newer), STANDING_WAITING);
+    assert_int_equal(c.held_count, 1);
+    assert_false(cluster_take_held(&c, &taken));
+    assert_int_equal(cluster_queue_stored(&c.queue, mine, err, sizeof(err)), 0);
+    assert_true(cluster_take_held(&c, &taken));
+    assert_int_equal(taken.rev, 7);
+    assert_false(cluster_take_held(&c, &taken));
+    assert_int_equal(cluster_apply_standing(&c, &e, &taken), STANDING_APPLIED);
+    assert_int_equal(engine_user(&e, UID, false)->level, 3);
+    /* A held row older than one applied since is dropped. */
+    mine = cluster_add_change(&c, CHANGE_RAISE, &e, UID, NULL, 2);
+    row = row_of(UID, 8, "login2", 4, 1);
+    assert_int_equal(cluster_apply_standing(&c, &e, &row), STANDING_WAITING);
+    row = row_of(UID, 9, "login1", mine, 4);
+    assert_int_equal(cluster_apply_standing(&c, &e, &row), STANDING_APPLIED);
+    assert_int_equal(c.held_count, 0);
+    engine_state_free(&e);
+    close_cluster(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_standing_waits_for_our_change),
         cmocka_unit_test(test_standing_parse),
         cmocka_unit_test(test_revs_kept),
+        cmocka_unit_test(test_held_row_taken_once_stored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -148,11 +148,6 @@ void cluster_set_rev(struct cluster *c, uid_t uid, uint64_t rev)
     c->rev_count++;
 }
 
-static json_t *json_u64(uint64_t v)
-{
-    return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
-}
-
 uint64_t cluster_add_change(struct cluster *c, enum standing_change_kind kind,
                             const struct engine_state *engine, uid_t uid, const char *by,
                             uint64_t at)
@@ -160,18 +155,17 @@ uint64_t cluster_add_change(struct cluster *c, enum standing_change_kind kind,
     /* A user the engine forgot (nothing left to remember) has none. */
     const struct user_state *us = engine_user((struct engine_state *)engine, uid, false);
     struct user_state none = {.uid = uid};
-    struct penalty p;
-    penalty_from_user(&p, us ? us : &none);
-    json_t *r = json_object();
-    json_object_set_new(r, "t", json_string("record"));
-    json_object_set_new(r, "kind", json_string(standing_change_name(kind)));
-    json_object_set_new(r, "uid", json_integer((json_int_t)uid));
-    json_object_set_new(r, "base_rev", json_u64(cluster_rev(c, uid)));
-    json_object_set_new(r, "after_seq", json_u64(cluster_queue_last_change(&c->queue, uid)));
-    json_object_set_new(r, "at", json_u64(at));
-    json_object_set_new(r, "by", by && by[0] ? json_string(by) : json_null());
-    json_object_set_new(r, "penalty", cluster_penalty_json(&p));
-    json_object_set_new(r, "exempt_until", json_u64(us ? us->exempt_until : 0));
+    struct standing_change ch = {
+        .kind = kind,
+        .uid = uid,
+        .seq = c->queue.last_seq + 1, /* given again by the queue */
+        .base_rev = cluster_rev(c, uid),
+        .after_seq = cluster_queue_last_change(&c->queue, uid),
+        .exempt_until = us ? us->exempt_until : 0,
+    };
+    snprintf(ch.node, sizeof(ch.node), "%s", c->node);
+    penalty_from_user(&ch.penalty, us ? us : &none);
+    json_t *r = change_to_json(&ch, at, by);
     uint64_t seq = cluster_queue_add(&c->queue, r, true, uid, NULL);
     json_decref(r);
     return seq;
@@ -183,9 +177,11 @@ static bool raises(enum decision_kind k)
     return k == DECISION_VIOLATION;
 }
 
+/* An exemption that runs out is no change: each node ends it by its own
+ * clock at the time the row holds (cluster_merge.h). */
 static bool lowers(enum decision_kind k)
 {
-    return k == DECISION_EXPIRED || k == DECISION_DECAYED || k == DECISION_EXEMPT_ENDED;
+    return k == DECISION_EXPIRED || k == DECISION_DECAYED;
 }
 
 void cluster_add_decisions(struct cluster *c, const struct engine_state *engine,

@@ -4,12 +4,13 @@
  * Every change of a user's standing the engine or an admin makes becomes
  * a record in the durable queue (cluster_queue.h), on disk before the
  * change is acted on further: a violation a "raise", a level's limits
- * ending, a level decaying or an exemption running out a "lower", an
- * admin's forgive a "forgive", an exemption given or removed an
- * "exempt".  Every event the daemon logs is a record too.  Each change
- * carries base_rev, the last revision of the user's row this node
- * applied, and after_seq, this node's earlier change of that user still
- * unstored (cluster_merge.h says how the database merges them).
+ * ending or a level decaying a "lower", an admin's forgive a "forgive",
+ * an exemption given or removed an "exempt".  (An exemption that runs out
+ * is none: each node ends it by its own clock.)  Every event the daemon
+ * logs is a record too.  Each change carries base_rev, the last revision
+ * of the user's row this node applied, and after_seq, this node's
+ * earlier change of that user still unstored (cluster_merge.h says how
+ * the database merges them).
  *
  * A row the database sends ("standing") replaces the user's penalty and
  * exemption here, unless it is not newer than the last one applied, or a
@@ -95,7 +96,8 @@ uint64_t cluster_add_change(struct cluster *c, enum standing_change_kind kind,
                             uint64_t at);
 /* The changes one engine step made: one record a user whose standing
  * changed (a raise when a violation was among its decisions, else a
- * lower); forbidden and compute processes change no standing. */
+ * lower); forbidden and compute processes and an exemption's end change
+ * no shared standing. */
 void cluster_add_decisions(struct cluster *c, const struct engine_state *engine,
                            const struct decisions *d, uint64_t at);
 /* An event as logged, with this node's name added.  0 when refused (the

@@ -331,7 +331,7 @@ static bool on_standing(struct daemon *d, const json_t *m)
 {
     struct shared_standing row;
     char why[300];
-    if (cluster_standing_parse(m, &row, why, sizeof(why)) < 0) {
+    if (standing_from_json(m, &row, why, sizeof(why)) < 0) {
         syslog(LOG_WARNING, "cluster link: a standing message ignored: %s", why);
         return false;
     }

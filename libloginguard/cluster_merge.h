@@ -7,13 +7,15 @@
  * The rule (loginguard.conf(5) and loginguardd(8) say it to admins):
  *
  * A node sends a change together with the row revision it was based on
- * (base_rev: the last revision of the user's row it had applied), or,
+ * (base_rev: the last revision of the user's row it had applied), and,
  * when its own earlier change to that user was still on its way, the
- * sequence number of that change (after_seq).  A change is current when
- * the row is still what the node saw (row.rev == base_rev, or the row's
- * last change is the node's own change after_seq); else it is stale: it
- * raced a change made elsewhere, or waited in the node's queue while the
- * database was down.
+ * sequence number of that change (after_seq, kept in loginguard.changes
+ * to tell the story; the rule does not use it).  A change is current when
+ * the row is still what the node saw (row.rev == base_rev); else it is
+ * stale: it raced a change made elsewhere, followed the node's own change
+ * still on its way (which may have been folded into something stronger
+ * from elsewhere), or waited in the node's queue while the database was
+ * down.
  *
  *  RAISE (a violation raised the level): current, the node's penalty is
  *    taken; stale, the stronger of the row's penalty and the node's is
@@ -21,9 +23,11 @@
  *    in a fixed order).  Two nodes that raise a user from the same level
  *    at the same moment therefore count as one rung, whichever commits
  *    first.  A raise never lowers anything: no penalty is lost.
- *  LOWER (limits expired, a level decayed, an exemption ran out: what
- *    time alone does): taken only when current; a stale one is dropped,
- *    since every node computes the same from the newer row.
+ *  LOWER (limits expired, a level decayed: what time alone does): the
+ *    node's penalty taken only when current; a stale one is dropped,
+ *    since every node computes the same from the newer row (and sends
+ *    it again based on that row).  A LOWER never touches exempt_until:
+ *    an exemption ends by each node's clock at the time the row holds.
  *  FORGIVE (an admin's forgive): the node's forgiven penalty is taken,
  *    then every RAISE stored after base_rev is folded back in with the
  *    stronger-of rule, except the forgiving node's own raises sent before
@@ -32,10 +36,12 @@
  *  EXEMPT (an admin's exempt, or the removal of one): exempt_until is
  *    set; the one stored last wins.
  *
- * The result does not depend on the order in which racing changes reach
- * the database (tests/unit/test_cluster_merge.c tries every order), and
- * no time of two different nodes is compared except to break a tie: a
- * clock a few seconds off moves a limit's end by as much, nothing more. */
+ * The result does not depend on the order in which racing raises, lowers
+ * and a forgive reach the database (tests/unit/test_cluster_merge.c tries
+ * every order), but for one thing: two nodes lowering the same row stamp
+ * quiet_since with their own clocks, and the first stored stands.  No
+ * time of two different nodes is compared except to break a tie: a clock
+ * a few seconds off moves a limit's end by as much, nothing more. */
 #ifndef LOGINGUARD_CLUSTER_MERGE_H
 #define LOGINGUARD_CLUSTER_MERGE_H
 
@@ -84,7 +90,7 @@ struct standing_change {
     uint64_t base_rev;            /* 0: the node knew no row of this user */
     uint64_t after_seq;           /* 0: no earlier change of the node on its way */
     struct penalty penalty;       /* RAISE, LOWER, FORGIVE: the node's result */
-    uint64_t exempt_until;        /* EXEMPT, LOWER: the node's result */
+    uint64_t exempt_until;        /* EXEMPT: the admin's word (0: none) */
 };
 
 /* Whether c was based on what row holds now. */

@@ -1,6 +1,7 @@
 /* The daemon's side of a cluster's standing: the records made of the
  * engine's decisions and of an admin's changes, and rows from the
- * database applied to the engine. */
+ * database applied to the engine.  (The JSON forms themselves are
+ * test_cluster_codec's.) */
 #include "config.h"
 
 #include <jansson.h>
@@ -79,6 +80,7 @@ static void test_decisions_become_records(void **state)
     add_decision(&d, DECISION_COMPUTE, UID);
     add_decision(&d, DECISION_EXEMPT_ENDED, UID);
     add_decision(&d, DECISION_VIOLATION, UID);       /* the same step: one raise */
+    add_decision(&d, DECISION_EXEMPT_ENDED, UID + 3); /* each node's clock ends it */
     cluster_add_decisions(&c, &e, &d, 123456);
     assert_int_equal(c.queue.count, 2);
 
@@ -106,7 +108,7 @@ static void test_decisions_become_records(void **state)
     assert_int_equal(get_int(p, "last_memory"), 1 << 30);
     assert_null(json_object_get(p, "cpu_over_since"));
     struct penalty back;
-    assert_int_equal(cluster_penalty_parse(p, &back, err, sizeof(err)), 0);
+    assert_int_equal(penalty_from_json(p, &back, err, sizeof(err)), 0);
     assert_int_equal(back.level, 2);
     assert_true(back.last_cpu == 0.5);
     assert_int_equal(back.last_reason, VIOLATION_REASON_MEMORY);
@@ -251,39 +253,6 @@ static void test_standing_waits_for_our_change(void **state)
     close_cluster(&c);
 }
 
-static void test_standing_parse(void **state)
-{
-    (void)state;
-    struct shared_standing row;
-    json_t *m = json_loads(
-        "{\"t\":\"standing\",\"uid\":2000000001,\"rev\":7,\"node\":\"login2\",\"seq\":3,"
-        "\"penalty\":{\"level\":2,\"since\":1,\"until\":2,\"quiet_since\":3,"
-        "\"last_violation\":4,\"violations\":5,\"last_reason\":\"cpu\",\"last_cpu\":1.5,"
-        "\"last_memory\":6,\"last_window\":7},\"exempt_until\":8}", 0, NULL);
-    assert_int_equal(cluster_standing_parse(m, &row, err, sizeof(err)), 0);
-    assert_int_equal(row.uid, UID);
-    assert_int_equal(row.rev, 7);
-    assert_string_equal(row.node, "login2");
-    assert_int_equal(row.seq, 3);
-    assert_int_equal(row.penalty.level, 2);
-    assert_int_equal(row.penalty.quiet_since, 3);
-    assert_int_equal(row.penalty.last_reason, VIOLATION_REASON_CPU);
-    assert_true(row.penalty.last_cpu == 1.5);
-    assert_int_equal(row.exempt_until, 8);
-    json_object_set_new(json_object_get(m, "penalty"), "level", json_integer(65));
-    assert_int_equal(cluster_standing_parse(m, &row, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "level"));
-    json_object_set_new(json_object_get(m, "penalty"), "level", json_integer(1));
-    json_object_set_new(json_object_get(m, "penalty"), "last_reason", json_string("disk"));
-    assert_int_equal(cluster_standing_parse(m, &row, err, sizeof(err)), -1);
-    json_object_set_new(json_object_get(m, "penalty"), "last_reason", json_null());
-    assert_int_equal(cluster_standing_parse(m, &row, err, sizeof(err)), 0);
-    json_object_del(m, "rev");
-    assert_int_equal(cluster_standing_parse(m, &row, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "\"rev\" is missing"));
-    json_decref(m);
-}
-
 static void test_revs_kept(void **state)
 {
     (void)state;
@@ -357,7 +326,6 @@ int main(void)
         cmocka_unit_test(test_events_carry_the_node),
         cmocka_unit_test(test_standing_applied),
         cmocka_unit_test(test_standing_waits_for_our_change),
-        cmocka_unit_test(test_standing_parse),
         cmocka_unit_test(test_revs_kept),
         cmocka_unit_test(test_held_row_taken_once_stored),
     };

@@ -139,20 +139,31 @@ static bool exempted_for_now(const struct actions *a, uid_t uid, uint64_t now)
     return !engine_user_protected(a->policy, &without, &u, now);
 }
 
+/* uid's limits as they should be now; true when its cgroup was made. */
+static bool sync_one(const struct actions *a, uid_t uid, uint64_t now)
+{
+    if (!protected_user(a, uid, now))
+        return set_limits(a, uid, engine_user(a->engine, uid, false), now);
+    if (exempted_for_now(a, uid, now))
+        return set_limits(a, uid, NULL, now);
+    return false;
+}
+
 bool sync_limits(const struct actions *a, const struct snapshot *snap)
 {
-    uint64_t now = snap->now;
     bool made = false;
-    for (size_t i = 0; i < snap->user_count; i++) {
-        uid_t uid = snap->users[i].uid;
-        if (!protected_user(a, uid, now))
-            made |= set_limits(a, uid, engine_user(a->engine, uid, false), now);
-        else if (exempted_for_now(a, uid, now))
-            made |= set_limits(a, uid, NULL, now);
-    }
+    for (size_t i = 0; i < snap->user_count; i++)
+        made |= sync_one(a, snap->users[i].uid, snap->now);
     /* A user with no process now gets theirs when one shows up: no cgroup
      * is kept or made for nobody (and systemd has no slice for them). */
     return made;
+}
+
+bool sync_user_limits(const struct actions *a, const struct snapshot *snap, uid_t uid)
+{
+    /* The time of the snapshot, as sync_limits: its limits are judged
+     * by the same clock as at the last sample. */
+    return snapshot_find_user(snap, uid) ? sync_one(a, uid, snap->now) : false;
 }
 
 /* pid (started at start_time) into owner's cgroup, made with their

@@ -43,6 +43,9 @@ void act_on_decision(const struct actions *a, const struct decision *x,
  * of a user the counters do not know yet): the sampler counts it from
  * the next sample. */
 bool sync_limits(const struct actions *a, const struct snapshot *snap);
+/* The same for uid alone (its standing changed elsewhere: a cluster's
+ * row), if snap saw it. */
+bool sync_user_limits(const struct actions *a, const struct snapshot *snap, uid_t uid);
 /* cgroupfs: move a newly seen user process into its user's cgroup
  * (made with their limits when new: *made says so).  True when it was
  * moved. */

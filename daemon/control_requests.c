@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster_daemon.h"
 #include "control_requests.h"
 #include "login_requests.h"
 #include "metrics_collect.h"
@@ -139,6 +140,9 @@ static json_t *status(struct daemon *d, const struct control_conn *c, bool all, 
     json_object_set_new(r, "sampled", time_or_null(d->snap.now));
     json_object_set_new(r, "policy", policy_summary(&d->policy));
     json_object_set_new(r, "users", status_users(d, c, all, now));
+    json_t *cluster = cluster_daemon_status(d);
+    if (cluster)
+        json_object_set_new(r, "cluster", cluster);
     return r;
 }
 
@@ -221,6 +225,7 @@ static json_t *forgive(struct daemon *d, const struct control_conn *c, uid_t uid
                        const struct control_request *req, uint64_t now)
 {
     int before = engine_forgive(&d->engine, uid, now);
+    cluster_daemon_change(d, CHANGE_FORGIVE, uid, name_of(d, c->peer.uid));
     json_t *failed = save_now(d);
     json_t *e = by_event(d, "user_forgiven", uid, c, req->reason);
     json_object_set_new(e, "level_before", json_integer(before));
@@ -239,6 +244,7 @@ static json_t *exempt(struct daemon *d, const struct control_conn *c, uid_t uid,
     }
     uint64_t until = req->remove ? 0 : now + req->duration * USEC_PER_SEC;
     engine_exempt(&d->engine, uid, until);
+    cluster_daemon_change(d, CHANGE_EXEMPT, uid, name_of(d, c->peer.uid));
     json_t *failed = save_now(d);
     json_t *e = by_event(d, req->remove ? "exempt_removed" : "exempt_added", uid, c, req->reason);
     if (until)

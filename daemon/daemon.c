@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "cluster_daemon.h"
 #include "configfile.h"
 #include "control_requests.h"
 #include "daemon.h"
@@ -317,6 +318,8 @@ int daemon_start(struct daemon *d)
         return -1;
     }
     restore_state(d);
+    /* The queue loaded and the link started, before anything is decided. */
+    cluster_daemon_start(d);
     trace_writer_init(&d->trace);
     open_trace(d);
     open_control(d);
@@ -377,9 +380,14 @@ int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out
         policy_diff(&d->policy, &fresh, &out->changes);
         out->summary = policy_changes_text(&d->policy, &fresh, &out->changes);
         sampler_reclassify(&d->sampler, &fresh);
+        char *database = d->policy.cluster_database, *node = d->policy.cluster_node;
+        d->policy.cluster_database = d->policy.cluster_node = NULL;
         policy_free(&d->policy);
         d->policy = fresh;
         reload_event(d, "config_reloaded", out->summary, by, NULL);
+        cluster_daemon_reloaded(d, database, node);
+        free(database);
+        free(node);
         /* A change of mode takes effect now; a failure to enforce keeps
          * observing (the error is an event). */
         bool was = d->enforcing;
@@ -549,6 +557,7 @@ void daemon_tick(struct daemon *d)
     if (d->decisions.count > 0 || d->persist.state.pending)
         save_state(d);
     save_pending(d);  /* notified.json and login notices, the same way */
+    cluster_daemon_decisions(d); /* and the cluster's records of them */
     event_log_tick(&d->events, false);
     fill_decision_argv(d);
     record_trace(d);
@@ -605,16 +614,18 @@ static int wait_timeout_ms(struct daemon *d, bool drain_waits)
     earliest(&next, argv_reader_deadline(&d->sampler.argv));
     earliest(&next, notify_deadline(&d->notice_jobs));
     earliest(&next, control_server_deadline(&d->control));
+    earliest(&next, cluster_daemon_deadline(d));
     if (drain_waits)
         earliest(&next, d->next_drain);
     return next > now ? (int)((next - now + 999) / 1000) : 0;
 }
 
 /* Every descriptor the loop waits on: the kernel's sockets (while
- * watched), the command line reader, the control socket and its
- * connections, the notice children. */
+ * watched), the command line reader, the cluster's link, the control
+ * socket and its connections, the notice children. */
 enum {
-    PFD_CONNECTOR, PFD_EXITS, PFD_ARGV, PFD_CONTROL, PFD_JOBS = PFD_CONTROL + CONTROL_POLLFDS,
+    PFD_CONNECTOR, PFD_EXITS, PFD_ARGV, PFD_CLUSTER, PFD_CONTROL,
+    PFD_JOBS = PFD_CONTROL + CONTROL_POLLFDS,
     PFD_MAX = PFD_JOBS + 2 * NOTICE_JOBS_MAX
 };
 
@@ -623,6 +634,7 @@ static size_t fill_pollfds(struct daemon *d, bool watch, struct pollfd *pfd)
     pfd[PFD_CONNECTOR] = (struct pollfd){.fd = watch ? d->connector.fd : -1, .events = POLLIN};
     pfd[PFD_EXITS] = (struct pollfd){.fd = watch ? d->exits.fd : -1, .events = POLLIN};
     pfd[PFD_ARGV] = (struct pollfd){.fd = argv_reader_fd(&d->sampler.argv), .events = POLLIN};
+    cluster_daemon_pollfd(d, &pfd[PFD_CLUSTER]);
     control_server_pollfds(&d->control, pfd + PFD_CONTROL);
     return PFD_JOBS + notify_pollfds(&d->notice_jobs, pfd + PFD_JOBS);
 }
@@ -666,6 +678,8 @@ void daemon_run(struct daemon *d)
         if (ready > 0)
             control_server_handle(&d->control, pfd + PFD_CONTROL, now);
         control_server_expire(&d->control, now);
+        /* What the link said, what waits for it, and the link itself. */
+        cluster_daemon_handle(d, &pfd[PFD_CLUSTER]);
         /* Cheap (a waitpid a child): whenever the loop wakes. */
         struct notifier nt = notifier_of(d);
         notify_check(&nt);
@@ -696,6 +710,7 @@ void daemon_finish(struct daemon *d)
     log_event(d, "daemon_stopped", NULL);
     save_state(d);
     save_pending(d);
+    cluster_daemon_stop(d);
     control_server_close(&d->control);
     stop_enforcing(d);
     proc_connector_close(&d->connector);

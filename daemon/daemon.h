@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cluster.h"
 #include "control_server.h"
 #include "enforcer.h"
 #include "engine.h"
@@ -58,6 +59,7 @@ struct daemon {
     struct history history;  /* each active user's last hour, for loginguardctl user */
     struct metrics metrics;  /* counts for loginguardctl metrics and metrics_file */
     struct trace_writer trace; /* what the engine saw, for loginguardctl simulate */
+    struct cluster cluster;  /* the standing shared with other nodes ([cluster]) */
     bool enforcing;        /* enforce mode with its backend open */
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;

@@ -522,6 +522,8 @@ static bool recovered(struct event_log *log)
 static void write_out(struct event_log *log, json_t *event)
 {
     summarise(log, event);
+    if (log->tap)
+        log->tap(event, log->tap_arg);
     if (log->fd < 0)
         return;
     if (log->lost && !recovered(log)) {

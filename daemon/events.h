@@ -26,6 +26,10 @@
  *   metrics_error      metrics_file could not be written (said once until it can)
  *   trace_error        the usage trace could not be opened or written (said once
  *                      until a sample is written again)
+ *   cluster_up, cluster_down, cluster_link_error, cluster_link_exited,
+ *   cluster_queue_full, cluster_config_pending
+ *                      the link to the cluster's database (cluster_daemon.c)
+ *   standing_received  a user's row from the cluster changed their standing
  *   daemon_started, daemon_stopped, config_reloaded, config_error */
 #ifndef LOGINGUARD_EVENTS_H
 #define LOGINGUARD_EVENTS_H
@@ -68,6 +72,10 @@ struct event_log {
     /* A write cut short left a piece of a line that could not be taken
      * back: the next line starts on a line of its own. */
     bool mid_line;
+    /* Handed every event that is written (or would be, if the file could
+     * be): the cluster's queue.  NULL: none. */
+    void (*tap)(const json_t *event, void *arg);
+    void *tap_arg;
 };
 
 int event_log_open(struct event_log *log, const char *path, bool echo);

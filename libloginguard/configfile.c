@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cluster_config.h"
 #include "config_keys.h"
 #include "configfile.h"
 #include "files.h"
@@ -262,6 +263,21 @@ static void unknown_key(const char *name, struct cursor *c)
                    c->section, known);
 }
 
+/* [cluster] values wrong in themselves, said at their line. */
+static void check_cluster_key(const struct config_key *k, const struct policy *p,
+                              struct cursor *c)
+{
+    char why[512];
+    if (strcmp(k->section, "cluster") != 0)
+        return;
+    if (strcmp(k->name, "database") == 0 && p->cluster_database &&
+        cluster_database_check(p->cluster_database, why, sizeof(why)) < 0)
+        errors_add(c->errs, c->path, c->line, "%s", why);
+    if (strcmp(k->name, "node") == 0 && p->cluster_node &&
+        cluster_node_check(p->cluster_node, why, sizeof(why)) < 0)
+        errors_add(c->errs, c->path, c->line, "%s", why);
+}
+
 static void parse_line(char *line, struct cursor *c, struct policy *p, struct parse_state *st)
 {
     char *s = trim(line);
@@ -298,8 +314,10 @@ static void parse_line(char *line, struct cursor *c, struct policy *p, struct pa
         return;
     }
     void *base = strcmp(k->section, "level") == 0 ? (void *)&p->levels[c->level - 1] : (void *)p;
-    if (set_value(base, k, value, c) == 0)
+    if (set_value(base, k, value, c) == 0) {
         note_origin(st, c, k, NULL);
+        check_cluster_key(k, p, c);
+    }
 }
 
 /* The lines of f, named path in errors. */
@@ -356,6 +374,21 @@ int config_parse_text(const char *name, const char *text, size_t len, struct pol
     return rc;
 }
 
+/* What only the whole config tells: the node's name when it is the host
+ * name, and the passfile the connection string names (libpq reads it as
+ * root: it must be root's alone). */
+static void validate_cluster(const struct policy *p, const char *path, struct errors *errs)
+{
+    if (!p->cluster_database || !p->cluster_database[0])
+        return;
+    char node[256], why[700], passfile[4096];
+    if (!p->cluster_node && cluster_node_name(p, node, sizeof(node), why, sizeof(why)) < 0)
+        errors_add(errs, path, 0, "%s", why);
+    if (cluster_conninfo_value(p->cluster_database, "passfile", passfile, sizeof(passfile)) &&
+        cluster_passfile_check(passfile, why, sizeof(why)) < 0)
+        errors_add(errs, path, 0, "%s", why);
+}
+
 int config_validate(struct policy *p, const char *path, struct errors *errs)
 {
     size_t before = errs->count;
@@ -403,6 +436,7 @@ int config_validate(struct policy *p, const char *path, struct errors *errs)
     if (name_list_contains(&p->channels, "email") && (!p->sendmail || !p->sendmail[0]))
         errors_add(errs, path, 0, "[notify] channels has email but sendmail is empty; set "
                    "sendmail = /usr/sbin/sendmail -i -t");
+    validate_cluster(p, path, errs);
     return errs->count == before ? 0 : -1;
 }
 

@@ -338,7 +338,17 @@ static void print_status(const json_t *r)
                                                             : "?",
                  0);
     }
-    printf("\nsampled: %s\n\n", sampled);
+    printf("\nsampled: %s\n", sampled);
+    /* A node of a cluster: its name, its link to the database, and the
+     * records its queue holds for it. */
+    const json_t *cl = json_object_get(r, "cluster");
+    if (json_is_object(cl)) {
+        printf("cluster: node ");
+        put_text(str(cl, "node", "?"), 0);
+        printf(", link %s, %lld records queued\n", str(cl, "link", "?"),
+               (long long)json_integer_value(json_object_get(cl, "queued")));
+    }
+    printf("\n");
     print_table(json_object_get(r, "users"), local_columns, COUNT(local_columns));
 }
 

@@ -1,0 +1,115 @@
+"""A node of a cluster whose database cannot be reached, for real: it
+enforces on its own state as a node alone does, says so in its status,
+and keeps every change of standing (a violation, a forgive, an
+exemption) in its queue on disk, numbered on across a restart; a
+password in [cluster] database is a config error at its line (issue 13:
+the daemon's side; the link itself is tested with a database)."""
+
+import json
+import os
+import subprocess
+
+import lgtest
+import test_control
+
+SAMPLE = 1.0
+WINDOW = 3.0
+THROTTLE = 0.5
+FLAG_TIMEOUT = WINDOW + 2 * SAMPLE + 10
+NODE = "lgtest-node.1"
+# No server listens there: the link (once merged) says down and retries.
+DATABASE = "host=/nonexistent-lgtest dbname=loginguard connect_timeout=1"
+
+
+class ClusterAlone(test_control.ControlCase):
+    @classmethod
+    def policy(cls):
+        return lgtest.enforcing(cls.parent, cls.workdir,
+                                admin_group=test_control.ADMIN_GROUP) + f"""
+[violation]
+cpu = 1 cores
+memory = 0
+window = {WINDOW:g}s
+memory_pressure = 0
+[level 1]
+name = throttled
+cpu = {THROTTLE} cores
+stop = no
+duration = 10m
+[cluster]
+database = {DATABASE}
+node = {NODE}
+"""
+
+    def records(self):
+        with open(os.path.join(self.workdir, "cluster-queue.jsonl")) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def changes(self, uid):
+        return [r for r in self.records() if r["kind"] != "event" and r["uid"] == uid]
+
+    def test_enforces_alone_and_queues_every_change(self):
+        status = self.ctl_json("status")
+        self.assertEqual(status["cluster"]["node"], NODE)
+        self.assertIn(status["cluster"]["link"], ("down", "off"))
+        code, out, err = self.ctl("status")
+        self.assertEqual(code, 0, err)
+        self.assertIn(f"cluster: node {NODE}, link ", out)
+
+        user = self.users.add("lgtestcl1")
+        self.procs.start([self.spin, "2"], user)
+        self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
+        self.daemon.wait_event(5, event="limits_set", uid=user.pw_uid, level=1)
+        raise_ = self.changes(user.pw_uid)[0]
+        self.assertEqual(raise_["t"], "record")
+        self.assertEqual(raise_["kind"], "raise")
+        self.assertEqual((raise_["base_rev"], raise_["after_seq"]), (0, 0))
+        self.assertEqual(raise_["penalty"]["level"], 1)
+        self.assertEqual(raise_["penalty"]["last_reason"], "cpu")
+        self.assertIsNone(raise_["by"])
+        # The event of it too, with the node's name.
+        events = [r["event"] for r in self.records() if r["kind"] == "event"]
+        violation = [e for e in events if e["event"] == "violation"][0]
+        self.assertEqual(violation["node"], NODE)
+
+        code, out, err = self.ctl("forgive", "lgtestcl1", "--reason", "test")
+        self.assertEqual(code, 0, err)
+        forgive = self.changes(user.pw_uid)[-1]
+        self.assertEqual(forgive["kind"], "forgive")
+        self.assertEqual(forgive["by"], "root")
+        self.assertEqual(forgive["penalty"]["level"], 0)
+        # Its own raise is still on its way: the forgive follows it.
+        self.assertEqual(forgive["after_seq"], raise_["seq"])
+
+        code, out, err = self.ctl("exempt", "lgtestcl1", "--for", "1h", "--reason", "test")
+        self.assertEqual(code, 0, err)
+        exempt = self.changes(user.pw_uid)[-1]
+        self.assertEqual(exempt["kind"], "exempt")
+        self.assertGreater(exempt["exempt_until"], 0)
+        self.assertGreaterEqual(self.ctl_json("status")["cluster"]["queued"], 3)
+        mode = os.lstat(os.path.join(self.workdir, "cluster-queue.jsonl")).st_mode
+        self.assertEqual(mode & 0o7777, 0o600)
+
+        # A restart loses nothing and numbers on.
+        last = self.records()[-1]["seq"]
+        self.daemon.stop()
+        self.daemon.start()
+        records = self.records()
+        self.assertIn(exempt, records)
+        self.assertGreater(records[-1]["seq"], last)
+        seqs = [r["seq"] for r in records]
+        self.assertEqual(seqs, sorted(set(seqs)))
+
+    def test_a_password_is_a_config_error_at_its_line(self):
+        conf = os.path.join(self.workdir, "password.conf")
+        with open(conf, "w") as f:
+            f.write("[cluster]\n# the database\ndatabase = host=db password=secret\n")
+        p = subprocess.run([self.ctl_bin, "check-config", conf],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn(f"{conf}:3: [cluster] database must not hold a password", p.stderr)
+        self.assertIn("passfile=", p.stderr)
+
+
+if __name__ == "__main__":
+    lgtest.run_tests()

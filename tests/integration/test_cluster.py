@@ -1,0 +1,257 @@
+"""Two login nodes sharing one standing through a real PostgreSQL 15 server
+(pgserver.py), each node a daemon of its own with its own state directory,
+cgroup parent and control socket (issue: one policy across all login
+nodes).
+
+A node here is a pid namespace with its own /proc: each daemon sees only
+the processes started on its node, as on two machines, so a hog on node A
+is judged by A alone and B learns of it only through the database.  Real
+test users, real processes, real cgroups (below this run's own), a real
+server stopped and started again.  The daemons cannot use the kernel's
+process events or exit records inside a pid namespace (the kernel refuses
+them there); they list /proc at every sample, as they do on a kernel
+without them."""
+
+import json
+import os
+import subprocess
+import time
+import unittest
+from collections import Counter
+
+import lgtest
+import pgserver
+from clusternode import CTL, Node
+from lgtest import TestUsers, wait_for
+from pgserver import NODE, OWNER
+
+SAMPLE = 0.5
+WINDOW = 2.0
+THROTTLE = 0.3           # cores at level 1
+PROPAGATION = 2.0        # s: a decision on one node reaches the other
+FLAG_TIMEOUT = WINDOW + 4 * SAMPLE + 15
+
+
+def policy(parent, workdir, conninfo, name):
+    return lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE}s",
+                            scan_interval="2s", events_per_user=0) + f"""
+[violation]
+cpu = 0.8 cores
+memory = 0
+window = {WINDOW:g}s
+memory_pressure = 0
+[level 1]
+name = throttled
+cpu = {THROTTLE} cores
+stop = no
+duration = 10m
+[level 2]
+name = restricted
+cpu = 0.2 cores
+stop = no
+duration = 10m
+[cluster]
+database = {conninfo}
+node = {name}
+"""
+
+
+def event_time(e):
+    return lgtest.iso_to_epoch(e["time"])
+
+
+def event_key(e):
+    return (e["time"], e["event"], e.get("uid"))
+
+
+class TwoNodes(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not pgserver.available():
+            raise unittest.SkipTest("PostgreSQL 15 (postgresql-15) is not installed")
+        cls.users = TestUsers()
+        cls.addClassCleanup(cls.users.remove_all)
+        cls.server = pgserver.PgServer()
+        cls.addClassCleanup(cls.server.teardown)
+        subprocess.run([CTL, "--config", cls.owner_config(), "cluster", "init", "--grant", NODE],
+                       check=True, capture_output=True, timeout=60)
+        cls.a = Node("nodea", cls.node_policy("nodea"))
+        cls.addClassCleanup(cls.a.close)
+        cls.b = Node("nodeb", cls.node_policy("nodeb"))
+        cls.addClassCleanup(cls.b.close)
+        cls.spin = lgtest.private_copy(lgtest.SPIN, cls.a.workdir, "spin")
+        for n in (cls.a, cls.b):
+            n.start()
+            n.daemon.wait_event(20, event="cluster_up")
+
+    @classmethod
+    def node_policy(cls, name):
+        return lambda parent, workdir: policy(parent, workdir, cls.server.conninfo(NODE), name)
+
+    @classmethod
+    def owner_config(cls):
+        path = os.path.join(cls.server.dir, "owner.conf")
+        with open(path, "w") as f:
+            f.write(f"[cluster]\ndatabase = {cls.server.conninfo(OWNER)}\n")
+        return path
+
+    def tearDown(self):
+        self.a.procs.stop_all()
+        self.b.procs.stop_all()
+
+    def hog_on_a(self, user):
+        """A hog of user on A, and A's violation for it."""
+        mark = self.a.daemon.mark()
+        self.a.run(user, [self.spin])
+        return self.a.daemon.wait_event(FLAG_TIMEOUT, after=mark, event="violation",
+                                        uid=user.pw_uid)
+
+    def test_hog_on_a_limits_b_within_2s(self):
+        user = self.users.add("lgtestcl1")
+        mark_b = self.b.daemon.mark()
+        self.b.run(user, ["sleep", "1000"])  # the user's session on B
+        v = self.hog_on_a(user)
+        s = self.b.daemon.wait_event(10, after=mark_b, event="limits_set", uid=user.pw_uid,
+                                     level=1)
+        took = event_time(s) - event_time(v)
+        print(f"\n  node B limited the user {took:.3f} s after node A's violation")
+        self.assertLessEqual(took, PROPAGATION)
+        self.assertEqual(self.b.standing(user)["level"], 1)
+        for c in ("cpu",):
+            self.assertEqual(self.b.cgroup_file(user, c, "cpu.cfs_quota_us"),
+                             self.a.cgroup_file(user, c, "cpu.cfs_quota_us"))
+
+    def test_forgive_on_b_lifts_a(self):
+        user = self.users.add("lgtestcl2")
+        mark_b = self.b.daemon.mark()
+        self.hog_on_a(user)
+        self.b.daemon.wait_event(10, after=mark_b, event="standing_received", uid=user.pw_uid)
+        mark_a = self.a.daemon.mark()
+        self.b.ctl("forgive", user.pw_name, "--reason", "test")
+        lifted = self.a.daemon.wait_event(10, after=mark_a, event="limits_set",
+                                          uid=user.pw_uid, level=0)
+        self.assertTrue(lifted)
+        self.assertEqual(self.a.standing(user)["level"], 0)
+
+    def test_exempt_for_a_while_ends_on_both(self):
+        user = self.users.add("lgtestcl3")
+        marks = {n.name: n.daemon.mark() for n in (self.a, self.b)}
+        self.a.ctl("exempt", user.pw_name, "--for", "4s", "--reason", "test")
+        wait_for(lambda: self.b.standing(user) and self.b.standing(user)["exempt_until"],
+                 PROPAGATION + 1, "B to know of the exemption")
+        for n in (self.a, self.b):
+            n.daemon.wait_event(15, after=marks[n.name], event="exempt_ended",
+                                uid=user.pw_uid)
+            s = n.standing(user)  # gone from status --all, or shown unexempt
+            self.assertTrue(s is None or s["exempt_until"] is None, s)
+
+    def test_database_down_a_enforces_then_both_agree(self):
+        user = self.users.add("lgtestcl4")
+        marks = {n.name: n.daemon.mark() for n in (self.a, self.b)}
+        self.server.stop("immediate")
+        try:
+            self.a.daemon.wait_event(20, after=marks["nodea"], event="cluster_down")
+            before, t0 = self.samples(self.a), time.monotonic()
+            self.hog_on_a(user)
+            self.a.daemon.wait_event(10, after=marks["nodea"], event="limits_set",
+                                     uid=user.pw_uid, level=1)
+            # Forgiven on A alone, the hog is a violation again.
+            mark = self.a.daemon.mark()
+            self.a.ctl("forgive", user.pw_name, "--reason", "while down")
+            self.a.daemon.wait_event(FLAG_TIMEOUT, after=mark, event="violation",
+                                     uid=user.pw_uid)
+            self.a.ctl("exempt", user.pw_name, "--for", "1h", "--reason", "while down")
+            self.a.ctl("exempt", user.pw_name, "--remove", "--reason", "while down")
+            after, elapsed = self.samples(self.a), time.monotonic() - t0
+        finally:
+            self.server.start()
+        count, seconds = after[0] - before[0], after[1] - before[1]
+        print(f"\n  database down: node A took {count} samples in {elapsed:.1f} s "
+              f"(one every {SAMPLE} s), {1000 * seconds / max(count, 1):.1f} ms each")
+        self.assertGreaterEqual(count, 0.8 * elapsed / SAMPLE)
+        self.assertEqual(len(self.a.daemon.find(after=marks["nodea"], event="cluster_down")), 1)
+        self.a.daemon.wait_event(40, after=marks["nodea"], event="cluster_up")
+        self.b.daemon.wait_event(40, after=marks["nodeb"], event="standing_received",
+                                 uid=user.pw_uid)
+        wait_for(lambda: self.b.standing(user) and self.b.standing(user)["level"] == 1,
+                 PROPAGATION + 1, "B to hold A's level")
+        for field in ("level", "until", "violations", "exempt_until"):
+            self.assertEqual(self.a.standing(user)[field], self.b.standing(user)[field], field)
+        self.assert_events_stored_once(self.a)
+
+    def test_kill9_while_catching_up(self):
+        """A's queue replayed into a database that stalls on the first
+        change (a lock held by another session); A killed meanwhile, with
+        part of its queue stored; A back: each record stored once."""
+        user = self.users.add("lgtestcl5")
+        mark = self.a.daemon.mark()
+        self.server.stop("immediate")
+        try:
+            self.a.daemon.wait_event(20, after=mark, event="cluster_down")
+            for i in range(20):
+                self.a.ctl("exempt", user.pw_name, "--for", "1h", "--reason", f"round {i}")
+                self.a.ctl("exempt", user.pw_name, "--remove", "--reason", f"round {i}")
+        finally:
+            self.server.start()
+        lock = self.server.psql_session()
+        try:
+            lock.stdin.write("BEGIN; LOCK TABLE loginguard.standing IN EXCLUSIVE MODE;"
+                             " SELECT 'locked';\n")
+            self.assertEqual(lock.stdout.readline().strip(), "locked")
+            before = self.stored_seq("nodea")
+            last = self.queued_seq(self.a)
+            moved = wait_for(lambda: self.stored_seq("nodea") > before, 20,
+                             "A's link to store what precedes the first change")
+            self.assertTrue(moved)
+            self.a.kill()
+            stored = self.stored_seq("nodea")
+            print(f"\n  node A killed with records up to {stored} of {last} stored")
+            self.assertLess(stored, last)
+        finally:
+            lock.stdin.close()
+            lock.wait(timeout=30)
+        mark = self.a.daemon.mark()
+        self.a.start()
+        self.a.daemon.wait_event(40, after=mark, event="cluster_up")
+        wait_for(lambda: self.stored_seq("nodea") >= last, 40, "A to catch up")
+        self.assert_events_stored_once(self.a)
+        changes = self.server.psql(f"SELECT count(*), count(DISTINCT seq) FROM loginguard.changes"
+                                   f" WHERE node = 'nodea' AND uid = {user.pw_uid}")
+        self.assertEqual(changes.strip(), "40|40")
+
+    def samples(self, node):
+        """A's samples so far, and the seconds they took (its metrics)."""
+        text = node.ctl("metrics")
+        count = total = None
+        for line in text.splitlines():
+            if line.startswith("loginguard_sample_duration_seconds_count "):
+                count = float(line.split()[1])
+            if line.startswith("loginguard_sample_duration_seconds_sum "):
+                total = float(line.split()[1])
+        return count, total
+
+    def stored_seq(self, node):
+        out = self.server.psql(f"SELECT stored_seq FROM loginguard.nodes WHERE node = '{node}'")
+        return int(out.strip() or 0)
+
+    def queued_seq(self, node):
+        with open(os.path.join(node.workdir, "cluster-queue.jsonl")) as f:
+            return json.loads(f.read().splitlines()[-1])["seq"]
+
+    def stored_events(self, node):
+        rows = self.server.psql(f"SELECT event FROM loginguard.events WHERE node = '{node.name}'")
+        return Counter(event_key(json.loads(r)) for r in rows.splitlines())
+
+    def assert_events_stored_once(self, node):
+        """Every event of node's log so far is in the database, once (but
+        those about rows it received: each node logs its own of those)."""
+        local = Counter(event_key(e) for e in node.daemon.events()
+                        if e["event"] != "standing_received")
+        wait_for(lambda: local <= self.stored_events(node), 20,
+                 f"every event of {node.name} in the database")
+        stored = self.stored_events(node)
+        self.assertEqual({k: stored[k] for k in local}, dict(local))
+
+
+if __name__ == "__main__":
+    lgtest.run_tests()

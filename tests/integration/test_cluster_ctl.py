@@ -185,8 +185,19 @@ ROLLBACK;
 
     def test_e_failed_connections(self):
         wrong = "not-the-password-314"
+        # A password in the config itself is refused before any connection.
         code, out, err = self.ctl("cluster", "init",
                                   database=self.server.conninfo(password=wrong))
+        self.assertEqual((code, out), (2, ""), err)
+        self.assertIn("loginguard.conf:2: [cluster] database must not hold a password", err)
+        self.assertNotIn(wrong, err)
+        # A wrong one in the passfile: the server refuses it.
+        passfile = os.path.join(self.workdir, "wrong.pgpass")
+        with open(passfile, "w") as f:
+            os.fchmod(f.fileno(), 0o600)
+            f.write(f"{self.server.dir}:5432:*:{OWNER}:{wrong}\n")
+        database = self.server.conninfo().replace(self.server.passfile, passfile)
+        code, out, err = self.ctl("cluster", "init", database=database)
         self.assertEqual((code, out), (3, ""), err)
         self.assertIn(f"cannot connect to the cluster's database (host={self.server.dir} "
                       f"port=5432 dbname=loginguard user={OWNER}", err)
@@ -207,7 +218,7 @@ ROLLBACK;
         try:
             for cmd in (["cluster", "init"], ["status", "--cluster"], ["events", "--cluster"],
                         ["report", "--cluster"]):
-                code, out, err = self.ctl(*cmd, database=self.server.conninfo(password="inline"))
+                code, out, err = self.ctl(*cmd, database=self.server.conninfo())
                 self.assertEqual(code, 3, f"{cmd}: {err}")
                 self.assertIn("Is the server running", err)
                 self.assertNotIn(self.server.passwords[OWNER], err)
@@ -223,8 +234,8 @@ ROLLBACK;
         login1), a user whose limits are over (no row shown); events of
         both nodes, inserted out of time order."""
         u, ghost = self.alice.pw_uid, lgtest.TEST_UID_MIN + 99990
-        self.server.psql(f"DELETE FROM loginguard.events; DELETE FROM loginguard.standing; "
-                         f"DELETE FROM loginguard.nodes")
+        self.server.psql("DELETE FROM loginguard.events; DELETE FROM loginguard.standing; "
+                         "DELETE FROM loginguard.nodes")
         far = 4102444800 * 10**6  # 2100-01-01
         events = [
             ("login2", 1, violation("2026-11-25T10:05:00", "lgtestca", u, "login2", 2,

@@ -8,6 +8,7 @@ it.  Both log in with a password (scram-sha-256); the superuser `postgres`
 only through peer authentication, as the postgres system user.
 
     server = PgServer()          # initdb, start, roles and database
+    PgServer(settings={"max_connections": 80})  # postgresql.conf lines added
     server.conninfo(OWNER)       # a libpq connection string, password in a passfile
     server.psql("select 1")      # as the superuser; user=NODE to act as a node
     server.psql_session()        # psql on a pipe: a session holding a lock
@@ -80,8 +81,12 @@ def _as_postgres(argv, check=True, env=None, timeout=PSQL_TIMEOUT, input=None):
 
 
 class PgServer:
-    def __init__(self, passwords=None):
+    def __init__(self, passwords=None, settings=None):
+        """settings: postgresql.conf parameters (name: value, the value
+        as the file spells it, quotes included) set after the defaults
+        below, so that they override them."""
         remove_stale()
+        self.settings = dict(settings or {})
         t0 = time.monotonic()
         self.dir = tempfile.mkdtemp(prefix=PREFIX)
         self.data = os.path.join(self.dir, "data")
@@ -123,6 +128,7 @@ shared_buffers = 16MB
 max_connections = 40
 log_min_messages = warning
 """)
+            f.write("".join(f"{k} = {v}\n" for k, v in self.settings.items()))
         # The superuser by peer only; every other role by its password.
         with open(os.path.join(self.data, "pg_hba.conf"), "w") as f:
             f.write("local all postgres peer\n"

@@ -232,7 +232,10 @@ static enum link_state send_notified(struct link *l, bool *more)
                                                                          : send_rows(l, rows, got);
     }
     free(rows);
-    *more = left;
+    /* A query reads what the server sent meanwhile, notifications too,
+     * into libpq's own queue, where poll cannot see them: after one, look
+     * again before waiting. */
+    *more = left || taken > 0;
     /* A payload that is no rev (not one of ours): everything again. */
     return st == LINK_GOING && resync ? send_all_rows(l) : st;
 }

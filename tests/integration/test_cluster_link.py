@@ -206,6 +206,36 @@ class ClusterLink(unittest.TestCase):
         for link in (a, b, c):
             self.assertEqual(link.close(), 0)
 
+    def test_burst_reaches_every_link(self):
+        """What a link's own queries read into libpq's queue (the
+        notifications that came meanwhile) is not left there: after eight
+        nodes' bursts of changes, each link has every one of them, the
+        last ones too (before the fix, half the runs here left one out)."""
+        NODES = 8
+        links = [self.link(f"lgtest-burst{n}") for n in range(NODES)]
+        for link in links:
+            link.expect("up", 15)
+        per_link = 200
+        uids = {n: [UID + 1000 + n * per_link + i for i in range(per_link)] for n in range(NODES)}
+        for start in range(0, per_link, 16):  # the helper takes 16 at a time
+            for n, link in enumerate(links):
+                for i, uid in enumerate(uids[n][start:start + 16]):
+                    link.send(record(start + i + 1, uid))
+            for link in links:
+                link.expect("stored", 10, seq=min(start + 16, per_link))
+        everyone = {uid for batch in uids.values() for uid in batch}
+        for n, link in enumerate(links):
+            missing = everyone - set(uids[n]) - {p["uid"] for p in link.seen
+                                                 if p.get("t") == "standing"}
+            try:
+                while missing:
+                    missing.discard(link.expect("standing", NOTIFY_BOUND)["uid"])
+            except AssertionError:
+                self.fail(f"{len(missing)} of the other nodes' {len(everyone) - per_link} "
+                          f"changes never reached lgtest-burst{n}")
+        for link in links:
+            self.assertEqual(link.close(), 0)
+
     def test_forgive_and_exempt(self):
         a = self.link("lgtest-fa")
         b = self.link("lgtest-fb")

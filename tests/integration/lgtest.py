@@ -234,6 +234,24 @@ def enforcing(parent, workdir, **keys):
     return "\n[daemon]\n" + "".join(f"{k} = {v}\n" for k, v in daemon.items())
 
 
+
+def throttle_policy(cpu, window, throttle):
+    """[violation] on CPU alone (cpu cores over window seconds) and one
+    level, "throttled" at throttle cores for 10 minutes: the policy of
+    the tests about a user throttled once."""
+    return f"""
+[violation]
+cpu = {cpu} cores
+memory = 0
+window = {window:g}s
+memory_pressure = 0
+[level 1]
+name = throttled
+cpu = {throttle} cores
+stop = no
+duration = 10m
+"""
+
 def write_rules(workdir, rules):
     """Rule objects as workdir/rules.d/test.rules (JSON lines)."""
     os.makedirs(f"{workdir}/rules.d", exist_ok=True)

@@ -34,17 +34,8 @@ FLAG_TIMEOUT = WINDOW + 4 * SAMPLE + 15
 
 def policy(parent, workdir, conninfo, name):
     return lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE}s",
-                            scan_interval="2s", events_per_user=0) + f"""
-[violation]
-cpu = 0.8 cores
-memory = 0
-window = {WINDOW:g}s
-memory_pressure = 0
-[level 1]
-name = throttled
-cpu = {THROTTLE} cores
-stop = no
-duration = 10m
+                            scan_interval="2s", events_per_user=0) + \
+        lgtest.throttle_policy(0.8, WINDOW, THROTTLE) + f"""
 [level 2]
 name = restricted
 cpu = 0.2 cores

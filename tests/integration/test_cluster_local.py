@@ -24,22 +24,12 @@ DATABASE = "host=/nonexistent-lgtest dbname=loginguard connect_timeout=1"
 class ClusterAlone(test_control.ControlCase):
     @classmethod
     def policy(cls):
-        return lgtest.enforcing(cls.parent, cls.workdir,
-                                admin_group=test_control.ADMIN_GROUP) + f"""
-[violation]
-cpu = 1 cores
-memory = 0
-window = {WINDOW:g}s
-memory_pressure = 0
-[level 1]
-name = throttled
-cpu = {THROTTLE} cores
-stop = no
-duration = 10m
+        return (lgtest.enforcing(cls.parent, cls.workdir, admin_group=test_control.ADMIN_GROUP)
+                + lgtest.throttle_policy(1, WINDOW, THROTTLE) + f"""
 [cluster]
 database = {DATABASE}
 node = {NODE}
-"""
+""")
 
     def records(self):
         with open(os.path.join(self.workdir, "cluster-queue.jsonl")) as f:

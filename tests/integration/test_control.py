@@ -51,18 +51,8 @@ class ControlCase(lgtest.DaemonTestCase):
 class Control(ControlCase):
     @classmethod
     def policy(cls):
-        return lgtest.enforcing(cls.parent, cls.workdir, admin_group=ADMIN_GROUP) + f"""
-[violation]
-cpu = 1 cores
-memory = 0
-window = {WINDOW:g}s
-memory_pressure = 0
-[level 1]
-name = throttled
-cpu = {THROTTLE} cores
-stop = no
-duration = 10m
-"""
+        return (lgtest.enforcing(cls.parent, cls.workdir, admin_group=ADMIN_GROUP)
+                + lgtest.throttle_policy(1, WINDOW, THROTTLE))
 
     def user_dir(self, uid):
         return os.path.join(lgtest.cgroup_dirs(self.parent)["cpu"], f"user-{uid}")

@@ -11,7 +11,6 @@ import re
 import shutil
 import subprocess
 import threading
-import time
 
 import lgtest
 from lgtest import wait_for
@@ -60,18 +59,8 @@ class Metrics(lgtest.DaemonTestCase):
     @classmethod
     def policy(cls):
         return lgtest.enforcing(cls.parent, cls.workdir, admin_group=ADMIN_GROUP,
-                                metrics_file=cls.metrics_file) + f"""
-[violation]
-cpu = 1 cores
-memory = 0
-window = {WINDOW:g}s
-memory_pressure = 0
-[level 1]
-name = throttled
-cpu = {THROTTLE} cores
-stop = no
-duration = 10m
-"""
+                                metrics_file=cls.metrics_file) + \
+            lgtest.throttle_policy(1, WINDOW, THROTTLE)
 
     @classmethod
     def prepare(cls):

@@ -61,21 +61,12 @@ class Standing(PamCase):
 
     @classmethod
     def policy(cls):
-        return lgtest.enforcing(cls.parent, cls.workdir) + f"""
-[violation]
-cpu = 1 cores
-memory = 0
-window = {WINDOW:g}s
-memory_pressure = 0
-[level 1]
-name = throttled
-cpu = {THROTTLE} cores
-stop = no
-duration = 10m
+        return (lgtest.enforcing(cls.parent, cls.workdir)
+                + lgtest.throttle_policy(1, WINDOW, THROTTLE) + f"""
 [notify]
 channels = login
 login_banner = {BANNER}
-"""
+""")
 
     def throttled_hog(self, name):
         user = self.users.add(name)

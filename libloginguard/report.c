@@ -87,14 +87,71 @@ static void add_span(struct report *r, struct report_user *u, uint64_t from, uin
     u->limited_usec += end - from;
 }
 
-/* The limits in force end at time (or at their own end, if sooner). */
+/* Whether an event's action was carried out: observe mode's decisions
+ * (applied false) are only what would have been done.  A log from
+ * before the field says so by its mode. */
+static bool applied(const json_t *e)
+{
+    const json_t *a = json_object_get(e, "applied");
+    if (json_is_boolean(a))
+        return json_is_true(a);
+    const char *mode = text(e, "mode");
+    return !mode || strcmp(mode, "observe") != 0;
+}
+
+/* The limits in force end at time (or at their own end, if sooner).
+ * Observed limits held nobody: they count as time they would have held. */
 static void close_limits(struct report *r, struct report_user *u, uint64_t time)
 {
     if (!u->limit_from)
         return;
     uint64_t end = u->limit_until && u->limit_until < time ? u->limit_until : time;
-    add_span(r, u, u->limit_from, end, u->limit_level);
+    if (u->limit_applied) {
+        add_span(r, u, u->limit_from, end, u->limit_level);
+    } else {
+        uint64_t from = u->limit_from > r->since ? u->limit_from : r->since;
+        end = end < r->until ? end : r->until;
+        u->would_limit_usec += end > from ? end - from : 0;
+    }
     u->limit_from = u->limit_until = 0;
+}
+
+/* The limits end for good: expired, decayed, forgiven. */
+static void end_limits(struct report *r, struct report_user *u, uint64_t time)
+{
+    close_limits(r, u, time);
+    u->paused_until = 0;
+}
+
+/* The daemon stopped, or lifted the level's limits for an exemption:
+ * they end now, and come back with a limits_set at their level before
+ * their end. */
+static void pause_limits(struct report *r, struct report_user *u, uint64_t time)
+{
+    if (!u->limit_from)
+        return;
+    if (u->limit_applied && u->limit_until > time) {
+        u->paused_until = u->limit_until;
+        u->paused_level = u->limit_level;
+    }
+    close_limits(r, u, time);
+}
+
+/* limits_set: the level's limits put back (a restart, an exemption's
+ * end), or the share alone (the level's limits lifted). */
+static void limits_set(struct report *r, struct report_user *u, const json_t *e, uint64_t time)
+{
+    int level = (int)json_integer_value(json_object_get(e, "level"));
+    if (level == 0 && u->limit_from && u->limit_applied) {
+        pause_limits(r, u, time);
+    } else if (level > 0 && !u->limit_from && u->paused_until > time &&
+               level == u->paused_level) {
+        u->limit_from = time;
+        u->limit_until = u->paused_until;
+        u->limit_level = level;
+        u->limit_applied = true;
+        u->paused_until = 0;
+    }
 }
 
 static bool level_limits(const json_t *level)
@@ -110,19 +167,22 @@ static void violation_limits(struct report *r, struct report_user *u, const json
 {
     int level = (int)json_integer_value(json_object_get(e, "level_after"));
     if (!level_limits(json_object_get(e, "level"))) {
-        close_limits(r, u, time);
+        end_limits(r, u, time);
         return;
     }
     uint64_t until = 0;
     if (!text(e, "until") || event_time_parse(text(e, "until"), &until) < 0 || until < time)
         until = time; /* no end given: nothing to count */
-    if (u->limit_from && u->limit_level != level) {
+    bool done = applied(e);
+    if (u->limit_from && (u->limit_level != level || u->limit_applied != done)) {
         close_limits(r, u, time); /* a new level: a new span */
     }
     if (!u->limit_from)
         u->limit_from = time;
     u->limit_until = until;
     u->limit_level = level;
+    u->limit_applied = done;
+    u->paused_until = 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -201,8 +261,12 @@ static struct report_day *day_of(struct report *r, uint64_t time)
 static void count_action(struct report *r, const json_t *e, uint64_t time)
 {
     int a = name_index(report_action_names, REPORT_ACTIONS, text(e, "action"));
-    if (a >= 0)
+    if (a < 0)
+        return;
+    if (applied(e))
         day_of(r, time)->actions[a]++;
+    else if (a < REPORT_WOULD_ACTIONS)
+        day_of(r, time)->would[a]++;
 }
 
 /* ------------------------------------------------------------------ */
@@ -256,8 +320,10 @@ static void process_event(struct report *r, struct report_user *u, const json_t 
     u->processes++;
     count_action(r, e, time);
     struct report_program *p = first_program(r, e, u->uid);
-    if (p)
+    if (p && applied(e))
         p->stopped++;
+    else if (p)
+        p->would_stop++;
     if (text(e, "reason"))
         rule_hit(r, text(e, "reason"), class_name, u->uid);
 }
@@ -284,9 +350,14 @@ void report_add(struct report *r, const json_t *e, uint64_t time)
         r->last = time;
     }
     const char *name = text(e, "event");
+    if (name && strcmp(name, "daemon_stopped") == 0) {
+        for (size_t i = 0; i < r->user_count; i++)
+            pause_limits(r, &r->users[i], time);
+        return;
+    }
     static const char *const kinds[] = {"violation",       "level_expired", "level_decayed",
                                         "user_forgiven",   "forbidden_process",
-                                        "compute_process", "notice"};
+                                        "compute_process", "notice",        "limits_set"};
     int kind = name_index(kinds, sizeof(kinds) / sizeof(kinds[0]), name);
     struct report_user *u = kind >= 0 ? user_of(r, e) : NULL;
     if (!u)
@@ -299,11 +370,11 @@ void report_add(struct report *r, const json_t *e, uint64_t time)
     case 2: /* level_decayed */
         if (in_range(r, time))
             count_action(r, e, time);
-        close_limits(r, u, time);
+        end_limits(r, u, time);
         u->released = true;
         break;
     case 3: /* user_forgiven */
-        close_limits(r, u, time);
+        end_limits(r, u, time);
         if (json_integer_value(json_object_get(e, "level_before")) > 0)
             u->released = true;
         break;
@@ -313,8 +384,11 @@ void report_add(struct report *r, const json_t *e, uint64_t time)
     case 5:
         process_event(r, u, e, time, "compute");
         break;
-    default:
+    case 6:
         notice(r, u, e, time);
+        break;
+    default:
+        limits_set(r, u, e, time);
         break;
     }
 }
@@ -334,7 +408,8 @@ void report_add_point(struct report *r, uid_t uid, const struct report_point *p)
 
 static bool user_shown(const struct report_user *u)
 {
-    return u->violations || u->limited_usec || u->processes || u->notices;
+    return u->violations || u->limited_usec || u->would_limit_usec || u->processes ||
+           u->notices;
 }
 
 static void user_free(struct report_user *u)
@@ -361,6 +436,8 @@ static int by_stopped(const void *a, const void *b)
     const struct report_program *x = a, *y = b;
     if (x->stopped != y->stopped)
         return x->stopped < y->stopped ? 1 : -1;
+    if (x->would_stop != y->would_stop)
+        return x->would_stop < y->would_stop ? 1 : -1;
     if (x->busiest != y->busiest)
         return x->busiest < y->busiest ? 1 : -1;
     return strcmp(x->comm, y->comm);

@@ -20,6 +20,9 @@
 
 enum report_action { REPORT_WARN, REPORT_LIMIT, REPORT_STOP, REPORT_RELEASE, REPORT_LOWER,
                      REPORT_ACTIONS };
+/* Observe mode's decisions are only what would have been done: warn,
+ * limit and stop, counted apart from those carried out. */
+#define REPORT_WOULD_ACTIONS (REPORT_STOP + 1)
 enum report_outcome { REPORT_SENT, REPORT_SKIPPED, REPORT_FAILED, REPORT_RATE_LIMITED,
                       REPORT_OUTCOMES };
 extern const char *const report_action_names[REPORT_ACTIONS];
@@ -43,7 +46,8 @@ struct report_user {
     uid_t uid;
     char *name;             /* the latest the log gave; NULL: none */
     uint64_t violations;
-    uint64_t limited_usec;  /* the spans' total */
+    uint64_t limited_usec;  /* the spans' total: limits carried out */
+    uint64_t would_limit_usec; /* observe mode: how long limits would have held */
     int top_level;          /* the highest level a violation raised them to */
     uint64_t processes;     /* forbidden_process and compute_process events */
     uint64_t notices;       /* notices sent (any channel) */
@@ -56,6 +60,11 @@ struct report_user {
     /* What the events so far leave open: */
     uint64_t limit_from, limit_until; /* a level's limits in force; 0: none */
     int limit_level;
+    bool limit_applied;     /* carried out (enforce), not only observed */
+    /* Limits that a daemon stop (or an exemption) lifted before their
+     * end, and that its next limits_set at that level puts back. */
+    uint64_t paused_until;  /* 0: none */
+    int paused_level;
     bool released;          /* a level ended (expired, forgiven) since the last violation */
 };
 
@@ -63,7 +72,8 @@ struct report_program {
     char *comm;
     char *exe;              /* the latest seen; NULL: never known */
     char *rule;             /* the latest rule that matched; NULL: none */
-    uint64_t stopped;       /* forbidden_process and compute_process events */
+    uint64_t stopped;       /* forbidden_process and compute_process events carried out */
+    uint64_t would_stop;    /* the same in observe mode */
     uint64_t busiest;       /* violations it was the user's busiest process in */
     uid_t *uids;            /* its users, each once */
     size_t uid_count;
@@ -79,7 +89,8 @@ struct report_rule {
 
 struct report_day {
     char date[11];          /* local "2026-11-25" */
-    uint64_t actions[REPORT_ACTIONS];
+    uint64_t actions[REPORT_ACTIONS];     /* carried out */
+    uint64_t would[REPORT_WOULD_ACTIONS]; /* observe mode: would have been */
     uint64_t notices[REPORT_OUTCOMES];
 };
 

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "report_format.h"
@@ -28,10 +29,12 @@ static json_t *user_json(const struct report_user *u)
                                                time_or_null(u->spans[i].from), "until",
                                                time_or_null(u->spans[i].until), "level",
                                                u->spans[i].level));
-    return json_pack("{s:o, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:o, s:o}", "user",
+    return json_pack("{s:o, s:I, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:o, s:o}", "user",
                      string_or_null(u->name), "uid", (json_int_t)u->uid, "violations",
                      (json_int_t)u->violations, "limited_s",
                      (json_int_t)((u->limited_usec + USEC_PER_SEC / 2) / USEC_PER_SEC),
+                     "would_limit_s",
+                     (json_int_t)((u->would_limit_usec + USEC_PER_SEC / 2) / USEC_PER_SEC),
                      "top_level", u->top_level, "processes", (json_int_t)u->processes,
                      "notices", (json_int_t)u->notices, "returns", (json_int_t)u->returns,
                      "last_return", time_or_null(u->last_return), "limited", spans);
@@ -39,8 +42,8 @@ static json_t *user_json(const struct report_user *u)
 
 static json_t *program_json(const struct report_program *p)
 {
-    return json_pack("{s:s, s:I, s:I, s:I, s:o, s:o}", "program", p->comm, "stopped",
-                     (json_int_t)p->stopped, "busiest", (json_int_t)p->busiest, "users",
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:o}", "program", p->comm, "stopped",
+                     (json_int_t)p->stopped, "would_stop", (json_int_t)p->would_stop, "busiest", (json_int_t)p->busiest, "users",
                      (json_int_t)p->uid_count, "rule", string_or_null(p->rule), "exe",
                      string_or_null(p->exe));
 }
@@ -56,6 +59,11 @@ static json_t *day_json(const struct report_day *d)
     json_t *o = json_pack("{s:s}", "day", d->date);
     for (int a = 0; a < REPORT_ACTIONS; a++)
         json_object_set_new(o, report_action_names[a], json_integer((json_int_t)d->actions[a]));
+    for (int a = 0; a < REPORT_WOULD_ACTIONS; a++) {
+        char key[32];
+        snprintf(key, sizeof(key), "would_%s", report_action_names[a]);
+        json_object_set_new(o, key, json_integer((json_int_t)d->would[a]));
+    }
     for (int n = 0; n < REPORT_OUTCOMES; n++)
         json_object_set_new(o, report_outcome_names[n],
                             json_integer((json_int_t)d->notices[n]));

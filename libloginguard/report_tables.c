@@ -15,11 +15,13 @@ const char *const report_table_names[REPORT_TABLES] = {"users", "programs", "rul
 static const struct report_column user_columns[] = {
     {"USER", "user", false},          {"UID", "uid", true},
     {"VIOLATIONS", "violations", true}, {"TIME LIMITED", "limited_s", true},
+    {"WOULD LIMIT", "would_limit_s", true},
     {"TOP LEVEL", "top_level", true}, {"PROCESSES", "processes", true},
     {"NOTICES", "notices", true},     {"RETURNS", "returns", true},
 };
 static const struct report_column program_columns[] = {
-    {"PROGRAM", "program", false}, {"STOPPED", "stopped", true}, {"BUSIEST", "busiest", true},
+    {"PROGRAM", "program", false}, {"STOPPED", "stopped", true},
+    {"WOULD STOP", "would_stop", true}, {"BUSIEST", "busiest", true},
     {"USERS", "users", true},      {"RULE", "rule", false},      {"EXE", "exe", false},
 };
 static const struct report_column rule_columns[] = {
@@ -30,6 +32,8 @@ static const struct report_column day_columns[] = {
     {"DAY", "day", false},           {"WARN", "warn", true},
     {"LIMIT", "limit", true},        {"STOP", "stop", true},
     {"RELEASE", "release", true},    {"LOWER", "lower", true},
+    {"WOULD WARN", "would_warn", true}, {"WOULD LIMIT", "would_limit", true},
+    {"WOULD STOP", "would_stop", true},
     {"SENT", "sent", true},          {"SKIPPED", "skipped", true},
     {"FAILED", "failed", true},      {"RATE LIMITED", "rate_limited", true},
 };
@@ -103,10 +107,11 @@ static void users(const struct report *r, bool raw, struct report_table *t)
         c[1] = number(u->uid);
         c[2] = number(u->violations);
         c[3] = duration(u->limited_usec, raw);
-        c[4] = number((uint64_t)u->top_level);
-        c[5] = number(u->processes);
-        c[6] = number(u->notices);
-        c[7] = number(u->returns);
+        c[4] = duration(u->would_limit_usec, raw);
+        c[5] = number((uint64_t)u->top_level);
+        c[6] = number(u->processes);
+        c[7] = number(u->notices);
+        c[8] = number(u->returns);
     }
 }
 
@@ -119,10 +124,11 @@ static void programs(const struct report *r, bool raw, struct report_table *t)
         char **c = t->cells + i * t->cols;
         c[0] = xstrdup(p->comm);
         c[1] = number(p->stopped);
-        c[2] = number(p->busiest);
-        c[3] = number(p->uid_count);
-        c[4] = or_none(p->rule, raw);
-        c[5] = or_none(p->exe, raw);
+        c[2] = number(p->would_stop);
+        c[3] = number(p->busiest);
+        c[4] = number(p->uid_count);
+        c[5] = or_none(p->rule, raw);
+        c[6] = or_none(p->exe, raw);
     }
 }
 
@@ -149,8 +155,10 @@ static void days(const struct report *r, struct report_table *t)
         c[0] = xstrdup(d->date);
         for (int a = 0; a < REPORT_ACTIONS; a++)
             c[1 + a] = number(d->actions[a]);
+        for (int a = 0; a < REPORT_WOULD_ACTIONS; a++)
+            c[1 + REPORT_ACTIONS + a] = number(d->would[a]);
         for (int o = 0; o < REPORT_OUTCOMES; o++)
-            c[1 + REPORT_ACTIONS + o] = number(d->notices[o]);
+            c[1 + REPORT_ACTIONS + REPORT_WOULD_ACTIONS + o] = number(d->notices[o]);
     }
 }
 

@@ -191,13 +191,13 @@ class ReportCase(unittest.TestCase):
         self.assertIn("loginguard report from 2026-11-10 00:00 to 2026-11-13 00:00 (local time): "
                       "13 events\n", out)
         rows = [line.split() for line in out.splitlines()]
-        self.assertIn(["alice", str(A), "2", "2h30m", "2", "0", "1", "2"], rows)
-        self.assertIn(["bob", str(B), "2", "-", "1", "1", "0", "1"], rows)
-        self.assertIn(["uid", str(C), str(C), "0", "-", "0", "1", "0", "0"], rows)
-        self.assertIn(["2026-11-10", "0", "0", "2", "2", "0", "1", "1", "0", "0"], rows)
-        self.assertIn(["2026-11-11", "2", "0", "1", "0", "0", "0", "0", "0", "0"], rows)
-        self.assertIn(["2026-11-12", "0", "0", "1", "0", "1", "0", "0", "0", "1"], rows)
-        self.assertIn(["python3", "0", "3", "2", "-", "/usr/bin/python3.11"], rows)
+        self.assertIn(["alice", str(A), "2", "2h30m", "-", "2", "0", "1", "2"], rows)
+        self.assertIn(["bob", str(B), "2", "-", "-", "1", "1", "0", "1"], rows)
+        self.assertIn(["uid", str(C), str(C), "0", "-", "-", "0", "1", "0", "0"], rows)
+        self.assertIn(["2026-11-10", "0", "0", "2", "2", "0", "0", "0", "0", "1", "1", "0", "0"], rows)
+        self.assertIn(["2026-11-11", "2", "0", "1", "0", "0", "0", "0", "0", "0", "0", "0", "0"], rows)
+        self.assertIn(["2026-11-12", "0", "0", "1", "0", "1", "0", "0", "0", "0", "0", "0", "1"], rows)
+        self.assertIn(["python3", "0", "0", "3", "2", "-", "/usr/bin/python3.11"], rows)
         self.assertIn(["lammps", "compute", "1", "1"], rows)
         self.assertIn(["alice", str(A), "2", "2026-11-12", "23:30"], rows)
         self.assertNotIn("\x1b", out)
@@ -238,7 +238,8 @@ class ReportCase(unittest.TestCase):
             tables[name] = list(csv.DictReader(io.StringIO(out, newline="")))
         users = {row["uid"]: row for row in tables["users"]}
         self.assertEqual(users[str(A)], {"user": "alice", "uid": str(A), "violations": "2",
-                                         "limited_s": "9000", "top_level": "2",
+                                         "limited_s": "9000", "would_limit_s": "0",
+                                         "top_level": "2",
                                          "processes": "0", "notices": "1", "returns": "2"})
         self.assertEqual(users[str(C)]["user"], f"uid {C}")
         self.assertEqual(tables["programs"][3]["program"],
@@ -250,7 +251,8 @@ class ReportCase(unittest.TestCase):
         self.assertEqual(tables["returns"][0]["last_return"], "2026-11-12T23:30:00Z")
         # CSV without --table is the users.
         self.assertEqual(self.report("--format", "csv").stdout.decode().splitlines()[0],
-                         "user,uid,violations,limited_s,top_level,processes,notices,returns")
+                         "user,uid,violations,limited_s,would_limit_s,top_level,processes,notices,"
+                         "returns")
 
     def test_usage_errors(self):
         self.report("--format", "pdf", code=2)

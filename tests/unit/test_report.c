@@ -193,15 +193,15 @@ static void csv_quotes_by_rfc_4180(void **state)
     build(&r);
     struct strbuf out = {0};
     report_csv(&r, REPORT_PROGRAMS, &out);
-    assert_string_equal(out.s, "program,stopped,busiest,users,rule,exe\r\n"
-                               "lmp,1,0,1,lammps,/opt/lmp\r\n"
-                               "xmrig,1,0,1,xmrig,/home/bob/xmrig\r\n"
-                               "python3,0,3,2,,/usr/bin/python3\r\n"
-                               "\"a,b\"\"c<script>\\x1b[31m\\x0ax\",0,1,1,,/tmp/x y\r\n");
+    assert_string_equal(out.s, "program,stopped,would_stop,busiest,users,rule,exe\r\n"
+                               "lmp,1,0,0,1,lammps,/opt/lmp\r\n"
+                               "xmrig,1,0,0,1,xmrig,/home/bob/xmrig\r\n"
+                               "python3,0,0,3,2,,/usr/bin/python3\r\n"
+                               "\"a,b\"\"c<script>\\x1b[31m\\x0ax\",0,0,1,1,,/tmp/x y\r\n");
     strbuf_free(&out);
     report_csv(&r, REPORT_USERS, &out);
-    assert_non_null(strstr(out.s, "user,uid,violations,limited_s,"));
-    assert_non_null(strstr(out.s, "\r\nalice,2000000101,2,9000,2,0,1,2\r\n"));
+    assert_non_null(strstr(out.s, "user,uid,violations,limited_s,would_limit_s,"));
+    assert_non_null(strstr(out.s, "\r\nalice,2000000101,2,9000,0,2,0,1,2\r\n"));
     strbuf_free(&out);
     report_free(&r);
 }
@@ -259,6 +259,133 @@ static void html_is_escaped_without_script_or_fetch(void **state)
     report_free(&r);
 }
 
+/* One short run of the daemon, as the events of a log: each event is
+ * "TIME EVENT [FIELDS]" with TIME in seconds after 10:00:00 on
+ * 2026-11-20 (UTC); the report's range runs to 10:05:00 (the moment
+ * the report is asked for), long after the daemon stopped. */
+#define RUN_DAY "2026-11-20T10:"
+static void build_run(struct report *r, const char *const *lines, size_t n)
+{
+    report_init(r, at(RUN_DAY "00:00.000Z"), at(RUN_DAY "05:00.000Z"));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t time;
+        json_t *e = event_parse_line(lines[i], strlen(lines[i]), &time);
+        assert_non_null(e);
+        report_add(r, e, time);
+        json_decref(e);
+    }
+    report_finish(r);
+}
+
+#define RUN_EVENT(mmss, name, fields)                                                           \
+    "{\"time\":\"" RUN_DAY mmss ".000Z\",\"event\":\"" name "\",\"user\":\"alice\","             \
+    "\"uid\":2000000101" fields "}"
+/* Throttled for 10 minutes from 10:00:10. */
+#define RUN_VIOLATION(mode, applied)                                                             \
+    RUN_EVENT("00:10", "violation", ",\"level_after\":1,\"level\":" L2 ",\"until\":\"" RUN_DAY  \
+              "10:10.000Z\",\"action\":\"limit\",\"applied\":" applied ",\"mode\":\"" mode "\","  \
+              "\"usage\":{\"cpu_cores\":3},\"processes\":" PROC("\"sim\"", "\"/opt/sim\""))
+#define RUN_STOPPED(mmss) "{\"time\":\"" RUN_DAY mmss ".000Z\",\"event\":\"daemon_stopped\"}"
+#define RUN_LIMITS(mmss, level) RUN_EVENT(mmss, "limits_set", ",\"level\":" level)
+
+/* The issue's case: a 45-second observe-mode run, the report asked for
+ * minutes later.  Nothing was limited or stopped: the violation and the
+ * forbidden program are what would have been done, and the time limits
+ * would have held ends with the daemon. */
+static void observe_mode_is_what_would_have_been_done(void **state)
+{
+    (void)state;
+    static const char *const run[] = {
+        RUN_VIOLATION("observe", "false"),
+        RUN_EVENT("00:20", "forbidden_process",
+                  ",\"reason\":\"xmrig\",\"action\":\"stop\",\"applied\":false,\"mode\":\"observe\","
+                  "\"processes\":[{\"comm\":\"xmrig\",\"exe\":\"/tmp/xmrig\",\"rule\":\"xmrig\"}]"),
+        RUN_STOPPED("00:45"),
+    };
+    struct report r;
+    build_run(&r, run, sizeof(run) / sizeof(run[0]));
+    assert_int_equal(r.user_count, 1);
+    assert_int_equal(r.users[0].violations, 1);
+    assert_int_equal(r.users[0].limited_usec, 0);
+    assert_int_equal(r.users[0].span_count, 0);
+    assert_int_equal(r.users[0].would_limit_usec, 35 * USEC_PER_SEC);
+    assert_int_equal(r.days[0].actions[REPORT_LIMIT], 0);
+    assert_int_equal(r.days[0].actions[REPORT_STOP], 0);
+    assert_int_equal(r.days[0].would[REPORT_LIMIT], 1);
+    assert_int_equal(r.days[0].would[REPORT_STOP], 1);
+    const struct report_program *xmrig = &r.programs[0];
+    assert_string_equal(xmrig->comm, "xmrig");
+    assert_int_equal(xmrig->stopped, 0);
+    assert_int_equal(xmrig->would_stop, 1);
+    struct strbuf out = {0};
+    report_csv(&r, REPORT_USERS, &out);
+    assert_non_null(strstr(out.s, "\r\nalice,2000000101,1,0,35,1,1,0,0\r\n"));
+    strbuf_free(&out);
+    report_free(&r);
+}
+
+/* Enforce mode: the limits end when the daemon stops, not at the
+ * level's until nor at the report's end. */
+static void limited_time_ends_at_daemon_stop(void **state)
+{
+    (void)state;
+    static const char *const run[] = {RUN_VIOLATION("enforce", "true"), RUN_STOPPED("00:45")};
+    struct report r;
+    build_run(&r, run, sizeof(run) / sizeof(run[0]));
+    assert_int_equal(r.users[0].limited_usec, 35 * USEC_PER_SEC);
+    assert_int_equal(r.users[0].span_count, 1);
+    assert_int_equal(r.users[0].would_limit_usec, 0);
+    assert_int_equal(r.days[0].actions[REPORT_LIMIT], 1);
+    assert_int_equal(r.days[0].would[REPORT_LIMIT], 0);
+    report_free(&r);
+}
+
+/* The restarted daemon puts the level's limits back (limits_set at the
+ * level): they hold again from then until their end. */
+static void limited_time_resumes_with_the_restarted_daemons_limits(void **state)
+{
+    (void)state;
+    static const char *const run[] = {
+        RUN_VIOLATION("enforce", "true"), RUN_STOPPED("00:45"),
+        "{\"time\":\"" RUN_DAY "01:00.000Z\",\"event\":\"daemon_started\"}",
+        RUN_LIMITS("01:00", "1"), RUN_STOPPED("02:00"),
+        /* A restart after the level's end puts nothing back. */
+        RUN_LIMITS("03:00", "0"),
+    };
+    struct report r;
+    build_run(&r, run, sizeof(run) / sizeof(run[0]));
+    assert_int_equal(r.users[0].limited_usec, (35 + 60) * USEC_PER_SEC);
+    assert_int_equal(r.users[0].span_count, 2);
+    report_free(&r);
+}
+
+/* An exemption lifts the level's limits (the share alone) and its end
+ * puts them back; a release (the level's expiry) and a forgive end them. */
+static void limited_time_ends_at_release_expiry_and_forgive(void **state)
+{
+    (void)state;
+    static const char *const run[] = {
+        RUN_VIOLATION("enforce", "true"),
+        RUN_LIMITS("00:20", "0"),  /* exempt for 10 s */
+        RUN_LIMITS("00:30", "1"),  /* the exemption ended */
+        RUN_EVENT("01:30", "user_forgiven", ",\"level_before\":1"),
+        RUN_LIMITS("01:30", "0"),
+        RUN_LIMITS("02:00", "1"),  /* no level: nothing to put back */
+    };
+    struct report r;
+    build_run(&r, run, sizeof(run) / sizeof(run[0]));
+    assert_int_equal(r.users[0].limited_usec, (10 + 60) * USEC_PER_SEC);
+    report_free(&r);
+    static const char *const expired[] = {
+        RUN_VIOLATION("enforce", "true"),
+        RUN_EVENT("00:40", "level_expired", ",\"action\":\"release\",\"applied\":true"),
+    };
+    build_run(&r, expired, sizeof(expired) / sizeof(expired[0]));
+    assert_int_equal(r.users[0].limited_usec, 30 * USEC_PER_SEC);
+    assert_int_equal(r.days[0].actions[REPORT_RELEASE], 1);
+    report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +396,10 @@ int main(void)
         cmocka_unit_test(csv_quotes_by_rfc_4180),
         cmocka_unit_test(json_reads_back),
         cmocka_unit_test(html_is_escaped_without_script_or_fetch),
+        cmocka_unit_test(observe_mode_is_what_would_have_been_done),
+        cmocka_unit_test(limited_time_ends_at_daemon_stop),
+        cmocka_unit_test(limited_time_resumes_with_the_restarted_daemons_limits),
+        cmocka_unit_test(limited_time_ends_at_release_expiry_and_forgive),
     };
     return cmocka_run_group_tests(tests, utc, NULL);
 }

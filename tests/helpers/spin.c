@@ -1,5 +1,11 @@
 /* spin THREADS [DUTY] [LIFETIME]: a CPU hog for the tests.  THREADS
- * threads each busy DUTY (0..1, default 1) of every 100 ms.  It exits by
+ * threads each want DUTY (0..1, default 1) of a core: a thread burns
+ * DUTY x 100 ms of its own CPU time, then sleeps (1 - DUTY) x 100 ms.
+ * The burn is counted in CPU time, not wall time, and each thread starts
+ * at a random point of its period: several processes started at the same
+ * moment then neither wait for each other's bursts nor stay in step (in
+ * wall time, eight processes at 0.25 started together burn in step on
+ * two cores and use 1 to 1.5 cores between them, not 2).  It exits by
  * itself after LIFETIME seconds (default 600; a fraction such as 0.3 for
  * a short-lived one) so a test that dies never leaves a hog behind. */
 #include <pthread.h>
@@ -11,25 +17,35 @@
 
 static double duty = 1.0;
 
-static double now(void)
+static double seconds(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void rest(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
 }
 
 static void *burn(void *arg)
 {
-    (void)arg;
+    unsigned seed = (unsigned)(size_t)arg;
     volatile unsigned long x = 0;
-    for (;;) {
-        double start = now();
-        while (now() - start < 0.1 * duty)
+    if (duty >= 1.0)
+        for (;;)
             x++;
-        if (duty < 1.0) {
-            struct timespec rest = {0, (long)(0.1 * (1.0 - duty) * 1e9)};
-            nanosleep(&rest, NULL);
-        }
+    rest(0.1 * (double)(rand_r(&seed) % 1000) / 1000.0);
+    for (;;) {
+        /* The clock is a system call: read it every few thousand turns. */
+        double start = seconds(CLOCK_THREAD_CPUTIME_ID);
+        do
+            for (int i = 0; i < 20000; i++)
+                x++;
+        while (seconds(CLOCK_THREAD_CPUTIME_ID) - start < 0.1 * duty);
+        rest(0.1 * (1.0 - duty));
     }
     return NULL;
 }
@@ -47,10 +63,11 @@ int main(int argc, char **argv)
     struct itimerval end = {{0, 0}, {(time_t)lifetime,
                                      (suseconds_t)((lifetime - (time_t)lifetime) * 1e6)}};
     setitimer(ITIMER_REAL, &end, NULL);
+    unsigned seed = (unsigned)getpid() ^ (unsigned)(seconds(CLOCK_MONOTONIC) * 1e6);
     for (int i = 1; i < threads; i++) {
         pthread_t t;
-        pthread_create(&t, NULL, burn, NULL);
+        pthread_create(&t, NULL, burn, (void *)(size_t)(seed + (unsigned)i * 7919u));
     }
-    burn(NULL);
+    burn((void *)(size_t)seed);
     return 0;
 }

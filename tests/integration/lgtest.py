@@ -33,6 +33,15 @@ SHIPPED_NOTICES = os.path.join(TOP_SRCDIR, "rules", "notices")
 TEST_UID_MIN = 2000000000
 
 
+# How long a wait may last before the test is called hung.  It is never
+# the assertion: a test that passes waits only as long as the daemon
+# takes, and a busy machine can only make that longer.  How long things
+# take is measured by `make bench`, which prints it.
+HANG = 60
+
+CTL = os.path.join(TOP_BUILDDIR, "tools", "loginguardctl")
+
+
 def require_root():
     if os.geteuid() != 0:
         print("SKIP: integration tests need root (test users, every user's processes)")
@@ -67,6 +76,15 @@ class TestUsers:
                 subprocess.run(["userdel", entry.pw_name], check=False,
                                stderr=subprocess.DEVNULL)
 
+    def uids(self):
+        uids = set()
+        for name in self.names:
+            try:
+                uids.add(pwd.getpwnam(name).pw_uid)
+            except KeyError:
+                pass
+        return uids
+
     def add(self, name, system=False, subuids=False, uid=None):
         """A test user: uid TEST_UID_MIN and up, or below 1000 with system,
         or the uid given; with subuids, a range of subordinate uids and gids
@@ -98,6 +116,7 @@ class Processes:
 
     def __init__(self):
         self.procs = []
+        self.uids = set()
 
     def start(self, argv, user=None, tty=None):
         """argv as user; with tty (a terminal's path) that terminal is its
@@ -117,6 +136,8 @@ class Processes:
         p = subprocess.Popen(argv, preexec_fn=become, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, cwd="/")
         self.procs.append(p)
+        if user is not None:
+            self.uids.add(user.pw_uid)
         return p
 
     def stop_all(self):
@@ -131,8 +152,32 @@ class Processes:
                 pass
             p.wait()
         for p in self.procs:
-            wait_for(lambda: not group_exists(p.pid), 10, f"process group {p.pid} to end")
+            wait_for(lambda: not group_exists(p.pid), HANG, f"process group {p.pid} to end")
         self.procs = []
+
+
+def processes_of(uids):
+    """The pids of the live processes (not zombies) of these uids."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid in uids and alive(int(entry)):
+                pids.append(int(entry))
+        except FileNotFoundError:
+            pass
+    return pids
+
+
+def assert_none_left(uids, what="a test"):
+    """Nothing of a test outlives it into the next one (which may get the
+    same uid, and shares the machine's cores): no process of these uids
+    is left, once the ones it started and what the daemon started for
+    them (a notice's child) have ended."""
+    if uids:
+        wait_for(lambda: not processes_of(uids), HANG,
+                 f"the processes of uids {sorted(uids)} after {what} to end")
 
 
 def group_exists(pgid):
@@ -222,6 +267,21 @@ notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
         with open(self.stderr_path) as f:
             return f.read()
 
+    def samples(self):
+        """How many samples the daemon has taken (its metrics' count)."""
+        out = subprocess.run([CTL, "--socket", f"{self.workdir}/control.sock", "metrics"],
+                             capture_output=True, text=True, timeout=HANG, check=True).stdout
+        for line in out.splitlines():
+            if line.startswith("loginguard_sample_duration_seconds_count "):
+                return int(float(line.split()[1]))
+        raise AssertionError("no loginguard_sample_duration_seconds_count in the metrics")
+
+    def wait_samples(self, count):
+        """Return once the daemon has taken count more samples: every
+        process running now has been seen in as many samples."""
+        first = self.samples()
+        wait_for(lambda: self.samples() >= first + count, HANG, f"{count} samples")
+
 
 def enforcing(parent, workdir, **keys):
     """The [daemon] section of a test policy in enforce mode with the
@@ -307,6 +367,16 @@ class DaemonTestCase(unittest.TestCase):
 
     def tearDown(self):
         self.procs.stop_all()
+        assert_none_left(self.procs.uids | self.users.uids(), self.id())
+
+    def assert_full_window(self, event, window, cpu=None):
+        """A violation came after a whole window above the threshold, by
+        the event's own figures (not by when the test saw it)."""
+        usage = event["usage"]
+        # (Less 50 ms: the engine's slack for wake-up jitter.)
+        self.assertGreaterEqual(usage["window_s"], window - 0.05, event)
+        if cpu is not None:
+            self.assertGreater(usage["cpu_cores"], cpu, event)
 
 
 class Account:
@@ -378,6 +448,24 @@ def private_copy(src, directory, name):
     return dst
 
 
+class TimedResult(unittest.TextTestResult):
+    """Says how long each test took, in the log: what a slow suite spends
+    its time on.  (A figure for people; no test asserts on it.)"""
+
+    def startTest(self, test):
+        self._started = time.monotonic()
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        self.stream.writeln(f"  ({time.monotonic() - self._started:.1f}s)")
+        self.stream.flush()
+
+
+class TimedRunner(unittest.TextTestRunner):
+    resultclass = TimedResult
+
+
 def run_tests():
     """Run the module's tests; print the closing line CI reads."""
     require_root()
@@ -385,7 +473,7 @@ def run_tests():
     # time each other's CPU (a second build's check would skew a throttle).
     lock = open("/run/lock/loginguard-tests.lock", "w")
     fcntl.flock(lock, fcntl.LOCK_EX)
-    result = unittest.main(exit=False, verbosity=2).result
+    result = unittest.main(exit=False, verbosity=2, testRunner=TimedRunner).result
     failed = len(result.failures) + len(result.errors)
     # A failed setUpClass is an error with no test run.
     print(f"{max(result.testsRun - failed, 0)} passed, {failed} failed")
@@ -432,9 +520,53 @@ def remove_cgroups(parent):
             path = os.path.join(d, sub)
             if sub.startswith("user-") and os.path.isdir(path):
                 wait_for(lambda: not read(os.path.join(path, "cgroup.procs")).strip(),
-                         10, f"{path} to empty")
+                         HANG, f"{path} to empty")
                 os.rmdir(path)
         os.rmdir(d)
+
+
+def cpu_stat(cpu_dir):
+    """A v1 cpu cgroup's cpu.stat: nr_periods, nr_throttled, throttled_time."""
+    return {k: int(v) for k, v in (line.split() for line in read(f"{cpu_dir}/cpu.stat")
+                                   .splitlines())}
+
+
+def cpu_quota(cpu_dir):
+    """The cgroup's CPU limit in cores (cpu.cfs_quota_us over the period);
+    None: no limit."""
+    quota = int(read(f"{cpu_dir}/cpu.cfs_quota_us"))
+    return None if quota < 0 else quota / int(read(f"{cpu_dir}/cpu.cfs_period_us"))
+
+
+def wait_throttled(cpu_dir, periods=3):
+    """Return once the kernel has throttled the cgroup in `periods` more
+    periods: its limit is in force and what runs in it wants more."""
+    first = cpu_stat(cpu_dir)["nr_throttled"]
+    wait_for(lambda: cpu_stat(cpu_dir)["nr_throttled"] >= first + periods, HANG,
+             f"{cpu_dir} to be throttled")
+
+
+def assert_not_throttled(test, cpu_dir, periods=10):
+    """The kernel throttles the cgroup in none of `periods` periods (after
+    two to let a period begun under an older limit end): what runs in it
+    wants less than its limit."""
+    first = cpu_stat(cpu_dir)["nr_periods"]
+    wait_for(lambda: cpu_stat(cpu_dir)["nr_periods"] >= first + 2, HANG, f"{cpu_dir} to run")
+    before = cpu_stat(cpu_dir)
+    wait_for(lambda: cpu_stat(cpu_dir)["nr_periods"] >= before["nr_periods"] + periods, HANG,
+             f"{periods} periods of {cpu_dir}")
+    test.assertEqual(cpu_stat(cpu_dir)["nr_throttled"], before["nr_throttled"],
+                     f"{cpu_dir} was throttled")
+
+
+def cpu_rates(pids, seconds):
+    """Cores each process used over the same `seconds`: a figure to
+    compare with a reference process measured alongside, never on its
+    own (the machine may be busy)."""
+    before, t0 = [cpu_seconds(p) for p in pids], time.monotonic()
+    time.sleep(seconds)
+    after, t1 = [cpu_seconds(p) for p in pids], time.monotonic()
+    return [(a - b) / (t1 - t0) for a, b in zip(after, before)]
 
 
 def cpu_seconds(pid):

@@ -6,14 +6,16 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 import unittest
 
 import lgtest
 from lgtest import Daemon, Processes, TestUsers
 
-SAMPLE = 1.0   # seconds, [daemon] sample_interval below
-WINDOW = 6.0   # seconds, [violation] window below
+SAMPLE = 0.5   # seconds, [daemon] sample_interval below
+WINDOW = 3.0   # seconds, [violation] window below
+CPU = 0.5      # cores, [violation] cpu below
+# The hogs: spin 2 (two busy threads) gets a core even when something
+# else on this 2-core machine takes the other: twice the threshold.
 POLICY = f"""
 [daemon]
 mode = observe
@@ -22,11 +24,10 @@ sample_interval = {SAMPLE:g}s
 scan_interval = 5s
 min_uid = {lgtest.TEST_UID_MIN}
 [violation]
-cpu = 1 cores
+cpu = {CPU} cores
 window = {WINDOW:g}s
 """
-# Enough for one window plus two intervals, plus the start-up of the hog.
-FLAG_TIMEOUT = WINDOW + 2 * SAMPLE + 10
+FLAG_TIMEOUT = WINDOW + lgtest.HANG
 
 
 class ObserveMode(lgtest.DaemonTestCase):
@@ -34,19 +35,16 @@ class ObserveMode(lgtest.DaemonTestCase):
     def policy(cls):
         return POLICY.format(parent=cls.parent)
 
-    def flagged(self, uid, started):
-        """Wait for uid's violation; check it came in time."""
+    def flagged(self, uid):
+        """uid's violation, after a whole window above the threshold."""
         event = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=uid)
-        delay = lgtest.iso_to_epoch(event["time"]) - started
-        self.assertLessEqual(delay, WINDOW + 2 * SAMPLE,
-                             f"flagged {delay:.1f}s after the hog started")
+        self.assert_full_window(event, WINDOW, CPU)
         return event
 
     def test_two_core_busy_loop_is_flagged(self):
         user = self.users.add("lgtest1")
-        started = time.time()
         hog = self.procs.start([self.spin, "2"], user)
-        event = self.flagged(user.pw_uid, started)
+        event = self.flagged(user.pw_uid)
         self.assertEqual(event["user"], "lgtest1")
         self.assertEqual(event["level_before"], 0)
         self.assertEqual(event["level_after"], 1)
@@ -54,35 +52,32 @@ class ObserveMode(lgtest.DaemonTestCase):
         self.assertEqual(event["reason"], "cpu")
         self.assertEqual(event["mode"], "observe")
         self.assertIs(event["applied"], False)
-        self.assertGreater(event["usage"]["cpu_cores"], 1.0)
-        # (Less 50 ms: the engine's slack for wake-up jitter.)
-        self.assertGreaterEqual(event["usage"]["window_s"], WINDOW - 0.05)
         top = event["processes"][0]
         self.assertEqual(top["pid"], hog.pid)
         self.assertEqual(top["comm"], "spin")
         self.assertEqual(top["exe"], self.spin)
         self.assertEqual(top["argv"], [self.spin, "2"])
-        self.assertGreater(top["cpu_cores"], 1.0)
+        self.assertGreater(top["cpu_cores"], CPU)
         self.assertGreater(top["rss_bytes"], 0)
 
     def test_load_split_over_eight_processes_is_flagged(self):
+        # Eight processes that each want 0.3 of a core, so that none alone
+        # is above the threshold, and all together are whatever else runs
+        # (spin counts its duty in CPU time, each from a random phase).
         user = self.users.add("lgtest2")
-        started = time.time()
-        pids = {self.procs.start([self.spin, "1", "0.25"], user).pid for _ in range(8)}
-        event = self.flagged(user.pw_uid, started)
-        self.assertGreater(event["usage"]["cpu_cores"], 1.0)
+        pids = {self.procs.start([self.spin, "1", "0.3"], user).pid for _ in range(8)}
+        event = self.flagged(user.pw_uid)
         shown = event["processes"]
         self.assertEqual(len(shown), 5)  # the top five of the eight
         for proc in shown:
             self.assertIn(proc["pid"], pids)
-            self.assertLess(proc["cpu_cores"], 0.5)
+            self.assertLess(proc["cpu_cores"], CPU)
 
     def test_busy_loop_renamed_as_exempt_program_is_flagged(self):
         user = self.users.add("lgtest3")
         fake = lgtest.private_copy(lgtest.SPIN, self.workdir, "sshd")
-        started = time.time()
         hog = self.procs.start([fake, "2"], user)
-        event = self.flagged(user.pw_uid, started)
+        event = self.flagged(user.pw_uid)
         top = event["processes"][0]
         self.assertEqual(top["pid"], hog.pid)
         self.assertEqual(top["comm"], "sshd")
@@ -118,22 +113,21 @@ class ObserveMode(lgtest.DaemonTestCase):
         self.assertIsNone(first["user"])
         self.users.add("lgtest8", uid=uid)
         # The next window's violation, after a sweep, carries the name.
-        named = self.daemon.wait_event(FLAG_TIMEOUT + 5, event="violation", uid=uid,
+        named = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=uid,
                                        user="lgtest8")
         self.assertGreater(named["level_after"], first["level_after"])
 
     def test_idle_user_and_root_are_never_flagged(self):
         idle = self.users.add("lgtest4")
-        self.procs.start(["sleep", "600"], idle)
-        root_hog = self.procs.start([self.spin, "2"])
         control_user = self.users.add("lgtest5")
-        # An absence needs a period of observation: longer than it takes
-        # to flag a user (window + 2 intervals, as the tests above show).
-        time.sleep(WINDOW + 3 * SAMPLE)
-        root_hog.kill()
-        # A positive control: the daemon was watching all along.
+        self.procs.start(["sleep", "600"], idle)
+        self.procs.start([self.spin, "2"])  # root
+        # A positive control started with them: once it is flagged, the
+        # daemon has watched root's hog and the idle user as long as it
+        # takes to flag anyone; one more sample holds their verdicts too.
         self.procs.start([self.spin, "2"], control_user)
-        self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=control_user.pw_uid)
+        self.flagged(control_user.pw_uid)
+        self.daemon.wait_samples(1)
         self.assertEqual(self.daemon.find(uid=0), [])
         self.assertEqual(self.daemon.find(uid=idle.pw_uid), [])
 
@@ -203,16 +197,16 @@ class ConfigHandling(unittest.TestCase):
         try:
             daemon.write_dropin("50-bad.conf", "[violation]\nwindow = 1h\ncpu = 2 cors\n")
             daemon.proc.send_signal(signal.SIGHUP)
-            daemon.wait_event(10, event="config_error")
+            daemon.wait_event(lgtest.HANG, event="config_error")
             self.assertIn("50-bad.conf:3: unknown unit 'cors'", daemon.stderr_text())
-            # The running policy (window 6 s) still flags; the bad one (1 h) would not.
+            # The running policy (its short window) still flags; the bad one (1 h) would not.
             user = self.users.add("lgtest6")
             self.procs.start([lgtest.private_copy(lgtest.SPIN, self.workdir, "spin"), "2"], user)
             daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
             # A good reload is taken.
             os.unlink(os.path.join(self.workdir, "conf.d", "50-bad.conf"))
             daemon.proc.send_signal(signal.SIGHUP)
-            daemon.wait_event(10, event="config_reloaded")
+            daemon.wait_event(lgtest.HANG, event="config_reloaded")
         finally:
             code = daemon.stop()
         self.assertEqual(code, 0)
@@ -224,7 +218,7 @@ class ConfigHandling(unittest.TestCase):
         path = os.path.join(self.workdir, "notify.sock")
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         sock.bind(path)
-        sock.settimeout(10)
+        sock.settimeout(lgtest.HANG)
         daemon = Daemon(self.workdir, POLICY.format(parent=f"lgtest-{os.getpid()}-notify"),
                         env=dict(os.environ, NOTIFY_SOCKET=path))
         try:

@@ -161,6 +161,14 @@ static struct user_sample counted_usage(const struct policy *p, const struct use
 static void track_window(const struct policy *p, struct user_state *us,
                          const struct user_sample *u, const struct snapshot *snap)
 {
+    /* The interval after a violation began before the new level's limits
+     * were in force (a backend can take seconds to set them, and the
+     * next sample waits for it): the next rung's window starts after it,
+     * so one burst never climbs two levels. */
+    if (us->last_violation && us->last_violation >= snap->now - snap->interval) {
+        us->cpu_over_since = us->mem_over_since = 0;
+        return;
+    }
     track_run(p->violation_cpu, u->cpu, snap, &us->cpu_over_since, &us->cpu_over_sum);
     track_run((double)p->violation_memory, (double)u->memory, snap, &us->mem_over_since,
               &us->mem_over_sum);

@@ -214,14 +214,38 @@ static void test_levels_rise_to_the_top_and_stay(void **state)
     unsigned t = 0;
     for (int i = 0; i < 4; i++) {
         t = run_user(f, 1001, 4, 0, t + 2, t + 100);
-        assert_int_equal(t, 10 * (i + 1));
+        /* A window, then each next rung a window after the interval that
+         * followed the violation (see the next test). */
+        assert_int_equal(t, 10 + 12 * i);
         assert_int_equal(f->out.items[0].kind, DECISION_VIOLATION);
         assert_int_equal(f->out.items[0].level_before, expected[i][0]);
         assert_int_equal(f->out.items[0].level_after, expected[i][1]);
     }
     const struct user_state *us = engine_user(&f->state, 1001, false);
     assert_int_equal(us->violations, 4);
-    assert_int_equal(us->until, T0 + 40 * SEC + 3600 * SEC);
+    assert_int_equal(us->until, T0 + 46 * SEC + 3600 * SEC);
+}
+
+/* The sample after a violation waits for the new level's limits to be
+ * set, which a backend can take seconds over (systemd over D-Bus on a
+ * busy node): that interval, spent without them, is no part of the next
+ * rung's window.  Before, a burst that went on for one window while the
+ * limits were being set climbed two levels at once. */
+static void test_the_next_rung_counts_from_the_new_limits(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(run_user(f, 1001, 4, 0, 2, 10), 10);
+    assert_int_equal(f->out.items[0].level_after, 1);
+    /* The limits took 9 s to set: the next sample covers 10..19 at full
+     * speed.  Then the user runs on, throttled but above the line. */
+    begin(f, 19);
+    f->snap.interval = 9 * SEC;
+    user(f, 1001, "alice", 4, 0);
+    assert_int_equal(step(f), 0);
+    assert_int_equal(run_user(f, 1001, 2.5, 0, 21, 27), 0); /* 19..27: not a window */
+    assert_int_equal(run_user(f, 1001, 2.5, 0, 29, 40), 29);
+    assert_int_equal(f->out.items[0].level_after, 2);
+    assert_true(f->out.items[0].window >= 10 * SEC);
 }
 
 static void test_level_expires_then_decays(void **state)
@@ -427,6 +451,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exempt_memory_beyond_the_allowance_counts, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_levels_rise_to_the_top_and_stay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_next_rung_counts_from_the_new_limits, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_level_expires_then_decays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_violation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_pressure_acts_at_once, setup, teardown),

@@ -466,13 +466,18 @@ class TimedRunner(unittest.TextTestRunner):
     resultclass = TimedResult
 
 
+def take_lock():
+    """One test run at a time on a node: runs share the lgtest* names (and
+    remove each other's as stale).  Held until the returned file closes."""
+    lock = open("/run/lock/loginguard-tests.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    return lock
+
+
 def run_tests():
     """Run the module's tests; print the closing line CI reads."""
     require_root()
-    # One test run at a time on a node: runs share the lgtest* names and
-    # time each other's CPU (a second build's check would skew a throttle).
-    lock = open("/run/lock/loginguard-tests.lock", "w")
-    fcntl.flock(lock, fcntl.LOCK_EX)
+    lock = take_lock()
     # LG_TEST_MATCH: only the tests whose name matches it (a unittest -k
     # pattern): the plain build runs the valgrind classes alone, as the
     # sanitizer build runs everything else.

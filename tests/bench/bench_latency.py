@@ -1,0 +1,198 @@
+"""make bench: how soon the daemon acts, the figures the tests no longer
+assert (a test must pass on a busy machine; these say how the code does
+on this one).  Each figure is measured LG_BENCH_LATENCY_RUNS times (5)
+and printed as minimum, median and maximum, with the machine's load
+average beside it:
+
+  1. a sustained 2-core hog's start to its violation (observe mode, the
+     tests' policy: samples every 0.5 s, a 3 s window), and what that is
+     beyond the window;
+  2. the same for a load split over eight processes (0.3 of a core each);
+  3. a forbidden program's start to its stop (enforce mode);
+  4. loginguardctl forgive's return to the share back on the user's
+     cgroup (cpu.cfs_quota_us), and to the limits_set event;
+  5. an event's time to its line on `loginguardctl events --follow`.
+
+Real daemon, real test users (lgtest*, removed again), real cgroups below
+this run's own; exits 77 without root."""
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import lgtest  # noqa: E402
+
+RUNS = int(os.environ.get("LG_BENCH_LATENCY_RUNS", "5"))
+SAMPLE = 0.5
+WINDOW = 3.0
+CPU = 0.5
+THROTTLE = 0.25
+
+
+def policy(parent, workdir, mode):
+    daemon = lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE:g}s")
+    if mode == "observe":
+        daemon = daemon.replace("mode = enforce", "mode = observe")
+    return daemon + f"""
+[violation]
+cpu = {CPU} cores
+memory = 0
+window = {WINDOW:g}s
+memory_pressure = 0
+[level 1]
+name = throttled
+cpu = {THROTTLE} cores
+stop = no
+duration = 10m
+"""
+
+
+def figure(name, values, unit="s", scale=1.0):
+    v = [x * scale for x in values]
+    load = os.getloadavg()[0]
+    print(f"  {name:58s} min {min(v):7.3f}  median {statistics.median(v):7.3f}  "
+          f"max {max(v):7.3f} {unit}  (n={len(v)}, load {load:.2f})", flush=True)
+
+
+class Bench:
+    def __init__(self, mode):
+        self.users = lgtest.TestUsers()
+        self.procs = lgtest.Processes()
+        self.workdir = lgtest.make_workdir()
+        self.parent = f"lgtest-{os.getpid()}-bench-{mode}"
+        lgtest.write_rules(self.workdir, [{"name": "bench-miner", "class": "forbidden",
+                                           "comm": "lgminer"}])
+        self.spin = lgtest.private_copy(lgtest.SPIN, self.workdir, "spin")
+        self.miner = lgtest.private_copy(lgtest.SPIN, self.workdir, "lgminer")
+        self.daemon = lgtest.Daemon(self.workdir, policy(self.parent, self.workdir, mode))
+        self.daemon.start()
+
+    def close(self):
+        self.procs.stop_all()
+        self.daemon.stop()
+        lgtest.remove_cgroups(self.parent)
+        self.users.remove_all()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def user(self, n):
+        return self.users.add(f"lgtestb{n}")
+
+    def until_event(self, start_argvs, user, event, **match):
+        """Seconds from the processes' start to the event about user."""
+        mark = self.daemon.mark()
+        started = time.time()
+        for argv in start_argvs:
+            self.procs.start(argv, user)
+        e = self.daemon.wait_event(lgtest.HANG, after=mark, event=event, uid=user.pw_uid, **match)
+        took = lgtest.iso_to_epoch(e["time"]) - started
+        self.procs.stop_all()
+        lgtest.assert_none_left({user.pw_uid})
+        return took
+
+
+def detection(runs):
+    print("\n== 1, 2. detection: a hog's start to its violation (observe mode, "
+          f"sample {SAMPLE:g} s, window {WINDOW:g} s, {CPU:g} cores)")
+    b = Bench("observe")
+    try:
+        hog, split = [], []
+        for i in range(runs):
+            hog.append(b.until_event([[b.spin, "2"]], b.user(f"h{i}"), "violation"))
+            split.append(b.until_event([[b.spin, "1", "0.3"]] * 8, b.user(f"s{i}"),
+                                       "violation"))
+        figure("sustained 2-core hog", hog)
+        figure("  beyond the window", [x - WINDOW for x in hog])
+        figure("eight processes at 0.3 cores", split)
+        figure("  beyond the window", [x - WINDOW for x in split])
+    finally:
+        b.close()
+
+
+def enforce(runs):
+    print("\n== 3, 4. enforce mode")
+    b = Bench("enforce")
+    try:
+        stops = []
+        for i in range(runs):
+            stops.append(b.until_event([[b.miner, "1", "0.05"]], b.user(f"f{i}"),
+                                       "process_stopping"))
+        figure("a forbidden program's start to its SIGTERM", stops)
+        to_quota, to_event = [], []
+        ctl = ["--socket", f"{b.workdir}/control.sock"]
+        for i in range(runs):
+            user = b.user(f"g{i}")
+            b.procs.start([b.spin, "2"], user)
+            b.daemon.wait_event(lgtest.HANG, event="limits_set", uid=user.pw_uid, level=1)
+            quota = os.path.join(lgtest.cgroup_dirs(b.parent)["cpu"], f"user-{user.pw_uid}")
+            mark = b.daemon.mark()
+            subprocess.run([lgtest.CTL] + ctl + ["forgive", user.pw_name, "--reason", "bench"],
+                           check=True, capture_output=True, timeout=lgtest.HANG)
+            done = time.time()
+            lgtest.wait_for(lambda: lgtest.cpu_quota(quota) != THROTTLE, lgtest.HANG,
+                            "the share back", interval=0.001)
+            to_quota.append(time.time() - done)
+            e = b.daemon.wait_event(lgtest.HANG, after=mark, event="limits_set",
+                                    uid=user.pw_uid, level=0)
+            to_event.append(lgtest.iso_to_epoch(e["time"]) - done)
+            b.procs.stop_all()
+        figure("forgive's return to the share on the cgroup", to_quota, "ms", 1000)
+        figure("forgive's return to the limits_set event", to_event, "ms", 1000)
+    finally:
+        b.close()
+
+
+def follow(runs):
+    print("\n== 5. an event's time to its line on loginguardctl events --follow")
+    b = Bench("observe")
+    lines = []
+    proc = subprocess.Popen([lgtest.CTL, "--config", b.daemon.conf, "events", "--follow",
+                             "--json", "--kind", "user_forgiven"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+    def take():
+        for line in proc.stdout:
+            lines.append((time.time(), line))
+    reader = threading.Thread(target=take, daemon=True)
+    reader.start()
+    try:
+        user = b.user("e")
+        ctl = [lgtest.CTL, "--socket", f"{b.workdir}/control.sock", "forgive", user.pw_name,
+               "--reason"]
+        # The follower is ready once it prints: forgive until it does.
+        lgtest.wait_for(lambda: subprocess.run(ctl + ["ready?"], capture_output=True).returncode
+                        == 0 and lines, lgtest.HANG, "the follower to start")
+        latencies = []
+        for i in range(max(runs, 10)):
+            seen = len(lines)
+            subprocess.run(ctl + [f"bench {i}"], check=True, capture_output=True)
+            lgtest.wait_for(lambda: len(lines) > seen, lgtest.HANG, "the line", interval=0.001)
+            at, text = lines[-1]
+            latencies.append(at - lgtest.iso_to_epoch(json.loads(text)["time"]))
+        figure("event --follow", latencies, "ms", 1000)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=lgtest.HANG)
+        b.close()
+
+
+def main():
+    if os.geteuid() != 0:
+        print("bench_latency: needs root (test users, cgroups); skipped")
+        return 77
+    print(f"bench_latency: {RUNS} runs of each (LG_BENCH_LATENCY_RUNS), on "
+          f"{os.cpu_count()} cores; times from the daemon's events and this script's clock")
+    lock = lgtest.take_lock()  # noqa: F841 - held to the end
+    detection(RUNS)
+    enforce(RUNS)
+    follow(RUNS)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -20,9 +20,13 @@ static const char *const v2_names[] = {"cpu", "memory", "pids"};
 /* The kernel refuses a quota under 1 ms. */
 #define CPU_MIN_QUOTA_US 1000
 
+/* 0755 whatever the daemon's umask (the unit's is 0027): a user may read
+ * the limits on their own cgroup, as under systemd's user slices. */
 static int kernel_make(int dirfd, const char *name)
 {
-    return mkdirat(dirfd, name, 0755);
+    if (mkdirat(dirfd, name, 0755) < 0)
+        return -1;
+    return fchmodat(dirfd, name, 0755, 0);
 }
 
 static int kernel_remove(int dirfd, const char *name)

@@ -117,6 +117,7 @@ static int run_as_daemon(const char *run)
     snprintf(path, sizeof(path), "%s%s/cgroup.procs", mount_point, run);
     CHECK(write_text(path, "0") == 0);
 
+    umask(027); /* the unit's */
     CHECK(cgv2_open(&c, mount_point, run, "loginguard", getpid(), NULL, err, sizeof(err)) == 0);
     v2_path_of(getpid(), where, sizeof(where));
     snprintf(path, sizeof(path), "%s/supervisor", run);
@@ -131,6 +132,11 @@ static int run_as_daemon(const char *run)
 
     struct limits l = {.cpu = 1, .memory = 1 << 30, .tasks = 64};
     CHECK(cgv2_apply(&c, UID, &l, err, sizeof(err)) == 0);
+    /* With the unit's umask, a user may still read their own limits. */
+    struct stat st;
+    CHECK(stat(c.parent_dir, &st) == 0 && (st.st_mode & 07777) == 0755);
+    snprintf(path, sizeof(path), "%s/user-%u", c.parent_dir, UID);
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0755);
     user = start_user_process(&go);
     CHECK(user > 0);
     CHECK(cgv2_attach(&c, UID, user, err, sizeof(err)) == 0);

@@ -14,7 +14,7 @@ import signal
 import subprocess
 
 import lgtest
-from lgtest import Daemon, Processes, wait_for
+from lgtest import HANG, Daemon, Processes, wait_for
 
 CTL = os.path.join(lgtest.TOP_BUILDDIR, "tools", "loginguardctl")
 
@@ -50,11 +50,12 @@ class Node:
                                       "--kill-child", "/usr/bin/python3", "-c", NODE_INIT],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
-        self.init_pid = wait_for(lambda: children(self.init.pid), 10,
+        self.init_pid = wait_for(lambda: children(self.init.pid), HANG,
                                  f"node {name}'s namespace")[0]
         enter = ["nsenter", "-t", str(self.init_pid), "-p", "-m", "--"]
         self.enter = enter
-        self.daemon = Daemon(self.workdir, policy(self.parent, self.workdir), wrapper=enter)
+        self.daemon = Daemon(self.workdir, policy(self.parent, self.workdir), wrapper=enter,
+                             start_timeout=HANG)
         self.procs = Processes()
         self.pid = None
 
@@ -66,12 +67,12 @@ class Node:
         """SIGTERM to the daemon itself (nsenter passes on no signal)."""
         if self.daemon.proc and self.daemon.proc.poll() is None:
             os.kill(self.pid, signal.SIGTERM)
-            self.daemon.proc.wait(timeout=20)
+            self.daemon.proc.wait(timeout=HANG)
         return self.daemon.stop()
 
     def kill(self):
         os.kill(self.pid, signal.SIGKILL)
-        self.daemon.proc.wait(timeout=20)
+        self.daemon.proc.wait(timeout=HANG)
         self.daemon.stop()
 
     def run(self, user, argv):
@@ -82,7 +83,7 @@ class Node:
 
     def ctl(self, *args, check=True):
         p = subprocess.run([CTL, "--socket", f"{self.workdir}/control.sock"] + list(args),
-                           capture_output=True, text=True, timeout=30, cwd="/")
+                           capture_output=True, text=True, timeout=HANG, cwd="/")
         if check and p.returncode != 0:
             raise AssertionError(f"loginguardctl {' '.join(args)} on {self.name}: "
                                  f"{p.returncode} {p.stderr}")
@@ -106,7 +107,7 @@ class Node:
             self.stop()
         # The namespace's init ends it (unshare passes on no signal).
         os.kill(self.init_pid, signal.SIGTERM)
-        self.init.wait(timeout=20)
+        self.init.wait(timeout=HANG)
         lgtest.remove_cgroups(self.parent)
         if not os.environ.get("LG_KEEP"):
             shutil.rmtree(self.workdir, ignore_errors=True)

@@ -191,7 +191,7 @@ def group_exists(pgid):
 class Daemon:
     """loginguardd in the foreground on a private config in a temp dir."""
 
-    def __init__(self, workdir, dropin, args=(), wrapper=(), start_timeout=10, env=None):
+    def __init__(self, workdir, dropin, args=(), wrapper=(), start_timeout=HANG, env=None):
         self.workdir = workdir
         self.env = env  # the daemon's environment; None: this one's
         self.args = list(args)
@@ -234,7 +234,7 @@ notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
             self.stderr.flush()
             raise AssertionError(f"{e}; the daemon's stderr:\n{self.stderr_text()}") from None
 
-    def stop(self, timeout=10):
+    def stop(self, timeout=HANG):
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=timeout)
@@ -533,6 +533,17 @@ def remove_cgroups(parent):
                          HANG, f"{path} to empty")
                 os.rmdir(path)
         os.rmdir(d)
+
+
+def favour_cpu(parent):
+    """Ten sessions' CPU weight for a daemon's cgroup_parent (it makes the
+    parent at its start and never sets a weight there): a test's hog, once
+    the daemon has moved it into its user's cgroup below, gets above the
+    threshold however many other sessions keep the cores busy (each
+    session gets one weight: autogroup).  Nothing is judged by this share;
+    the tests judge the daemon's own figures."""
+    with open(os.path.join(cgroup_dirs(parent)["cpu"], "cpu.shares"), "w") as f:
+        f.write("10240")
 
 
 def cpu_stat(cpu_dir):

@@ -34,7 +34,8 @@ OWNER = "lgowner"
 NODE = "lgnode"
 DATABASE = "loginguard"
 PORT = 5432             # only names the socket file: nothing listens on TCP
-START_TIMEOUT = 30      # s, pg_ctl -w -t
+# Hang guards, never figures: a run that works takes what it takes.
+START_TIMEOUT = 60      # s, pg_ctl -w -t
 PSQL_TIMEOUT = 60       # s, one psql run
 PREFIX = "lgtest.pg."
 

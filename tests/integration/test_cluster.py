@@ -15,7 +15,6 @@ without them."""
 import json
 import os
 import subprocess
-import time
 import unittest
 from collections import Counter
 
@@ -27,15 +26,18 @@ from pgserver import NODE, OWNER
 
 SAMPLE = 0.5
 WINDOW = 2.0
-THROTTLE = 0.3           # cores at level 1
-PROPAGATION = 2.0        # s: a decision on one node reaches the other
-FLAG_TIMEOUT = WINDOW + 4 * SAMPLE + 15
+CPU = 0.5                # cores, the violation threshold (spin 2 gets twice that on a busy node)
+THROTTLE = 0.3           # cores at level 1: a throttled hog is no violation again
+HANG = lgtest.HANG
+FLAG_TIMEOUT = WINDOW + HANG
+# (How soon a decision on one node reaches the other, and how often a node
+# samples while the database is down: make bench prints them.)
 
 
 def policy(parent, workdir, conninfo, name):
     return lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE}s",
                             scan_interval="2s", events_per_user=0) + \
-        lgtest.throttle_policy(0.8, WINDOW, THROTTLE) + f"""
+        lgtest.throttle_policy(CPU, WINDOW, THROTTLE) + f"""
 [level 2]
 name = restricted
 cpu = 0.2 cores
@@ -45,10 +47,6 @@ duration = 10m
 database = {conninfo}
 node = {name}
 """
-
-
-def event_time(e):
-    return lgtest.iso_to_epoch(e["time"])
 
 
 def event_key(e):
@@ -73,7 +71,8 @@ class TwoNodes(unittest.TestCase):
         cls.spin = lgtest.private_copy(lgtest.SPIN, cls.a.workdir, "spin")
         for n in (cls.a, cls.b):
             n.start()
-            n.daemon.wait_event(20, event="cluster_up")
+            n.daemon.wait_event(HANG, event="cluster_up")
+        lgtest.favour_cpu(cls.a.parent)  # where the hogs run
 
     @classmethod
     def node_policy(cls, name):
@@ -89,24 +88,34 @@ class TwoNodes(unittest.TestCase):
     def tearDown(self):
         self.a.procs.stop_all()
         self.b.procs.stop_all()
+        lgtest.assert_none_left(self.users.uids(), self.id())
 
     def hog_on_a(self, user):
-        """A hog of user on A, and A's violation for it."""
+        """A hog of user on A, and A's violation for it (after a whole
+        window above the threshold, by its own figures)."""
         mark = self.a.daemon.mark()
-        self.a.run(user, [self.spin])
-        return self.a.daemon.wait_event(FLAG_TIMEOUT, after=mark, event="violation",
-                                        uid=user.pw_uid)
+        self.a.run(user, [self.spin, "2"])
+        v = self.a.daemon.wait_event(FLAG_TIMEOUT, after=mark, event="violation",
+                                     uid=user.pw_uid)
+        self.assert_full_window(v)
+        return v
 
-    def test_hog_on_a_limits_b_within_2s(self):
+    def assert_full_window(self, violation):
+        """After a whole window above the threshold, by the event's own
+        figures (lgtest's check, for a class with two daemons)."""
+        lgtest.DaemonTestCase.assert_full_window(self, violation, WINDOW, CPU)
+
+    def test_hog_on_a_limits_b(self):
         user = self.users.add("lgtestcl1")
         mark_b = self.b.daemon.mark()
         self.b.run(user, ["sleep", "1000"])  # the user's session on B
         v = self.hog_on_a(user)
-        s = self.b.daemon.wait_event(10, after=mark_b, event="limits_set", uid=user.pw_uid,
-                                     level=1)
-        took = event_time(s) - event_time(v)
-        print(f"\n  node B limited the user {took:.3f} s after node A's violation")
-        self.assertLessEqual(took, PROPAGATION)
+        self.b.daemon.wait_event(HANG, after=mark_b, event="limits_set", uid=user.pw_uid,
+                                 level=1)
+        # B learned it through the database: the row A's violation made.
+        got = self.b.daemon.wait_event(HANG, after=mark_b, event="standing_received",
+                                       uid=user.pw_uid, from_node="nodea", level=1)
+        self.assertEqual(got["until"], v["until"])
         self.assertEqual(self.b.standing(user)["level"], 1)
         for c in ("cpu",):
             self.assertEqual(self.b.cgroup_file(user, c, "cpu.cfs_quota_us"),
@@ -116,22 +125,28 @@ class TwoNodes(unittest.TestCase):
         user = self.users.add("lgtestcl2")
         mark_b = self.b.daemon.mark()
         self.hog_on_a(user)
-        self.b.daemon.wait_event(10, after=mark_b, event="standing_received", uid=user.pw_uid)
+        self.b.daemon.wait_event(HANG, after=mark_b, event="standing_received", uid=user.pw_uid)
         mark_a = self.a.daemon.mark()
         self.b.ctl("forgive", user.pw_name, "--reason", "test")
-        lifted = self.a.daemon.wait_event(10, after=mark_a, event="limits_set",
-                                          uid=user.pw_uid, level=0)
-        self.assertTrue(lifted)
+        self.a.daemon.wait_event(HANG, after=mark_a, event="standing_received",
+                                 uid=user.pw_uid, from_node="nodeb", level=0)
+        self.a.daemon.wait_event(HANG, after=mark_a, event="limits_set", uid=user.pw_uid,
+                                 level=0)
         self.assertEqual(self.a.standing(user)["level"], 0)
 
     def test_exempt_for_a_while_ends_on_both(self):
         user = self.users.add("lgtestcl3")
         marks = {n.name: n.daemon.mark() for n in (self.a, self.b)}
-        self.a.ctl("exempt", user.pw_name, "--for", "4s", "--reason", "test")
-        wait_for(lambda: self.b.standing(user) and self.b.standing(user)["exempt_until"],
-                 PROPAGATION + 1, "B to know of the exemption")
+        self.a.ctl("exempt", user.pw_name, "--for", "2s", "--reason", "test")
+        added = self.a.daemon.wait_event(HANG, after=marks["nodea"], event="exempt_added",
+                                         uid=user.pw_uid)
+        # B holds the same end; each node ends it by its own clock at that
+        # time (or at once, should the row come after it).
+        got = self.b.daemon.wait_event(HANG, after=marks["nodeb"], event="standing_received",
+                                       uid=user.pw_uid, from_node="nodea")
+        self.assertEqual(got["exempt_until"], added["until"])
         for n in (self.a, self.b):
-            n.daemon.wait_event(15, after=marks[n.name], event="exempt_ended",
+            n.daemon.wait_event(HANG, after=marks[n.name], event="exempt_ended",
                                 uid=user.pw_uid)
             s = n.standing(user)  # gone from status --all, or shown unexempt
             self.assertTrue(s is None or s["exempt_until"] is None, s)
@@ -141,33 +156,40 @@ class TwoNodes(unittest.TestCase):
         marks = {n.name: n.daemon.mark() for n in (self.a, self.b)}
         self.server.stop("immediate")
         try:
-            self.a.daemon.wait_event(20, after=marks["nodea"], event="cluster_down")
-            before, t0 = self.samples(self.a), time.monotonic()
+            self.a.daemon.wait_event(HANG, after=marks["nodea"], event="cluster_down")
+            # A keeps sampling and enforcing on its own: a whole window of
+            # its own samples after the database went.
             self.hog_on_a(user)
-            self.a.daemon.wait_event(10, after=marks["nodea"], event="limits_set",
+            self.a.daemon.wait_event(HANG, after=marks["nodea"], event="limits_set",
                                      uid=user.pw_uid, level=1)
             # Forgiven on A alone, the hog is a violation again.
             mark = self.a.daemon.mark()
             self.a.ctl("forgive", user.pw_name, "--reason", "while down")
-            self.a.daemon.wait_event(FLAG_TIMEOUT, after=mark, event="violation",
-                                     uid=user.pw_uid)
+            again = self.a.daemon.wait_event(FLAG_TIMEOUT, after=mark, event="violation",
+                                             uid=user.pw_uid)
+            self.assert_full_window(again)
+            self.a.daemon.wait_event(HANG, after=mark, event="limits_set", uid=user.pw_uid,
+                                     level=again["level_after"])
             self.a.ctl("exempt", user.pw_name, "--for", "1h", "--reason", "while down")
             self.a.ctl("exempt", user.pw_name, "--remove", "--reason", "while down")
-            after, elapsed = self.samples(self.a), time.monotonic() - t0
         finally:
             self.server.start()
-        count, seconds = after[0] - before[0], after[1] - before[1]
-        print(f"\n  database down: node A took {count} samples in {elapsed:.1f} s "
-              f"(one every {SAMPLE} s), {1000 * seconds / max(count, 1):.1f} ms each")
-        self.assertGreaterEqual(count, 0.8 * elapsed / SAMPLE)
+        # Said once, not at each of the link's tries.
         self.assertEqual(len(self.a.daemon.find(after=marks["nodea"], event="cluster_down")), 1)
-        self.a.daemon.wait_event(40, after=marks["nodea"], event="cluster_up")
-        self.b.daemon.wait_event(40, after=marks["nodeb"], event="standing_received",
-                                 uid=user.pw_uid)
-        wait_for(lambda: self.b.standing(user) and self.b.standing(user)["level"] == 1,
-                 PROPAGATION + 1, "B to hold A's level")
-        for field in ("level", "until", "violations", "exempt_until"):
-            self.assertEqual(self.a.standing(user)[field], self.b.standing(user)[field], field)
+        self.a.daemon.wait_event(HANG, after=marks["nodea"], event="cluster_up")
+        # B learns what A did meanwhile from the database, and comes to
+        # hold what A holds (its throttled hog, below the threshold, is
+        # no violation again: A's standing stays put).
+        self.b.daemon.wait_event(HANG, after=marks["nodeb"], event="standing_received",
+                                 uid=user.pw_uid, from_node="nodea")
+        fields = ("level", "until", "violations", "exempt_until")
+
+        def both():
+            a, b = self.a.standing(user), self.b.standing(user)
+            return a and b and all(a[f] == b[f] for f in fields) and (a, b)
+        a, b = wait_for(both, HANG, "B to hold A's standing")
+        self.assertEqual(a["level"], again["level_after"])
+        self.assertIsNone(a["exempt_until"])
         self.assert_events_stored_once(self.a)
 
     def test_kill9_while_catching_up(self):
@@ -176,50 +198,48 @@ class TwoNodes(unittest.TestCase):
         part of its queue stored; A back: each record stored once."""
         user = self.users.add("lgtestcl5")
         mark = self.a.daemon.mark()
-        self.server.stop("immediate")
+        # The nodes may not log in again until the lock is held: A's link,
+        # retrying meanwhile, must not replay its queue before it.
+        self.server.psql(f"ALTER ROLE {NODE} NOLOGIN")
         try:
-            self.a.daemon.wait_event(20, after=mark, event="cluster_down")
-            for i in range(20):
-                self.a.ctl("exempt", user.pw_name, "--for", "1h", "--reason", f"round {i}")
-                self.a.ctl("exempt", user.pw_name, "--remove", "--reason", f"round {i}")
+            self.server.stop("immediate")
+            try:
+                self.a.daemon.wait_event(HANG, after=mark, event="cluster_down")
+                for i in range(20):
+                    self.a.ctl("exempt", user.pw_name, "--for", "1h", "--reason", f"round {i}")
+                    self.a.ctl("exempt", user.pw_name, "--remove", "--reason", f"round {i}")
+            finally:
+                self.server.start()
+            lock = self.server.psql_session()
+            try:
+                lock.stdin.write("BEGIN; LOCK TABLE loginguard.standing IN EXCLUSIVE MODE;"
+                                 " SELECT 'locked';\n")
+                self.assertEqual(lock.stdout.readline().strip(), "locked")
+                before = self.stored_seq("nodea")
+                last = self.queued_seq(self.a)
+                self.server.psql(f"ALTER ROLE {NODE} LOGIN")
+                moved = wait_for(lambda: self.stored_seq("nodea") > before, HANG,
+                                 "A's link to store what precedes the first change")
+                self.assertTrue(moved)
+                self.a.kill()
+                stored = self.stored_seq("nodea")
+                print(f"\n  node A killed with records up to {stored} of {last} stored")
+                self.assertLess(stored, last)
+            finally:
+                lock.stdin.close()
+                lock.wait(timeout=HANG)
+                lock.stdout.close()
+                lock.stderr.close()
         finally:
-            self.server.start()
-        lock = self.server.psql_session()
-        try:
-            lock.stdin.write("BEGIN; LOCK TABLE loginguard.standing IN EXCLUSIVE MODE;"
-                             " SELECT 'locked';\n")
-            self.assertEqual(lock.stdout.readline().strip(), "locked")
-            before = self.stored_seq("nodea")
-            last = self.queued_seq(self.a)
-            moved = wait_for(lambda: self.stored_seq("nodea") > before, 20,
-                             "A's link to store what precedes the first change")
-            self.assertTrue(moved)
-            self.a.kill()
-            stored = self.stored_seq("nodea")
-            print(f"\n  node A killed with records up to {stored} of {last} stored")
-            self.assertLess(stored, last)
-        finally:
-            lock.stdin.close()
-            lock.wait(timeout=30)
+            self.server.psql(f"ALTER ROLE {NODE} LOGIN")
         mark = self.a.daemon.mark()
         self.a.start()
-        self.a.daemon.wait_event(40, after=mark, event="cluster_up")
-        wait_for(lambda: self.stored_seq("nodea") >= last, 40, "A to catch up")
+        self.a.daemon.wait_event(HANG, after=mark, event="cluster_up")
+        wait_for(lambda: self.stored_seq("nodea") >= last, HANG, "A to catch up")
         self.assert_events_stored_once(self.a)
         changes = self.server.psql(f"SELECT count(*), count(DISTINCT seq) FROM loginguard.changes"
                                    f" WHERE node = 'nodea' AND uid = {user.pw_uid}")
         self.assertEqual(changes.strip(), "40|40")
-
-    def samples(self, node):
-        """A's samples so far, and the seconds they took (its metrics)."""
-        text = node.ctl("metrics")
-        count = total = None
-        for line in text.splitlines():
-            if line.startswith("loginguard_sample_duration_seconds_count "):
-                count = float(line.split()[1])
-            if line.startswith("loginguard_sample_duration_seconds_sum "):
-                total = float(line.split()[1])
-        return count, total
 
     def stored_seq(self, node):
         out = self.server.psql(f"SELECT stored_seq FROM loginguard.nodes WHERE node = '{node}'")
@@ -238,7 +258,7 @@ class TwoNodes(unittest.TestCase):
         those about rows it received: each node logs its own of those)."""
         local = Counter(event_key(e) for e in node.daemon.events()
                         if e["event"] != "standing_received")
-        wait_for(lambda: local <= self.stored_events(node), 20,
+        wait_for(lambda: local <= self.stored_events(node), HANG,
                  f"every event of {node.name} in the database")
         stored = self.stored_events(node)
         self.assertEqual({k: stored[k] for k in local}, dict(local))

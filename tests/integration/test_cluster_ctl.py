@@ -56,10 +56,12 @@ class ClusterCtl(unittest.TestCase):
         cls.addClassCleanup(shutil.rmtree, cls.workdir, ignore_errors=True)
         cls.server = pgserver.PgServer()
         cls.addClassCleanup(cls.server.teardown)
-        print(f"\nPostgreSQL started in {cls.server.started_in:.2f}s")
         cls.alice = cls.users.add("lgtestca")
 
-    def ctl(self, *args, database=None, timeout=60):
+    def tearDown(self):
+        lgtest.assert_none_left(self.users.uids(), self.id())
+
+    def ctl(self, *args, database=None, timeout=lgtest.HANG):
         """loginguardctl with a config whose [cluster] database is database
         (the owner's, by the passfile, unless given; "" for none)."""
         if database is None:
@@ -119,15 +121,15 @@ class ClusterCtl(unittest.TestCase):
                                       text=True, cwd="/") for _ in range(2)]
             wait_for(lambda: self.server.psql(
                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
-                dbname="lgtwo") == "2\n", 30, "both inits to wait on the lock")
+                dbname="lgtwo") == "2\n", lgtest.HANG, "both inits to wait on the lock")
         finally:
             holder.stdin.close()
-            holder.wait(timeout=30)
+            holder.wait(timeout=lgtest.HANG)
             holder.stdout.close()
             holder.stderr.close()
         results = []
         for p in procs:
-            out, err = p.communicate(timeout=60)
+            out, err = p.communicate(timeout=lgtest.HANG)
             self.assertEqual(p.returncode, 0, err)
             results.append(out)
         self.assertEqual(sorted(results), ["schema at version 1, was 0\n",
@@ -323,7 +325,8 @@ VALUES ({u}, nextval('loginguard.rev'), 2, 1, {far}, 3, 0, 'login2', 1),
         with open(conf, "w") as f:
             f.write(f"[daemon]\nevent_log = {log}\n")
         p = subprocess.run([CTL, "--config", conf, "events", "--user", "lgtestca",
-                            "--kind", "violation"], capture_output=True, text=True, timeout=30)
+                            "--kind", "violation"], capture_output=True, text=True,
+                           timeout=lgtest.HANG)
         return p.returncode, p.stdout, p.stderr
 
     def test_h_report_cluster(self):

@@ -7,16 +7,18 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 
 import lgtest
-from lgtest import Daemon
+from lgtest import Daemon, wait_for
 
-SAMPLE = 1.0
+SAMPLE = 0.5
+HANG = lgtest.HANG
 
 
 def policy(parent, workdir, rules_dirs=None, state_dir=None):
-    keys = {"rules_dirs": rules_dirs} if rules_dirs else {}
+    keys = {"sample_interval": f"{SAMPLE:g}s"}
+    if rules_dirs:
+        keys["rules_dirs"] = rules_dirs
     if state_dir:
         keys["state_dir"] = state_dir
     return lgtest.enforcing(parent, workdir, **keys) + """
@@ -29,7 +31,7 @@ def run_second(conf):
     """A second loginguardd on conf, in the foreground: (exit status, stderr)."""
     p = subprocess.run([lgtest.DAEMON, "--foreground", "--config", conf],
                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True, timeout=20)
+                       stderr=subprocess.PIPE, text=True, timeout=HANG)
     return p.returncode, p.stderr
 
 
@@ -67,7 +69,9 @@ def hostile_argv():
 
 class RenameStorm(lgtest.DaemonTestCase):
     """Processes that rename themselves four times a second, with long
-    hostile command lines, must not slow the daemon for anyone else."""
+    hostile command lines, must not keep the daemon from anyone else.
+    (How soon another user's forbidden program is stopped during the
+    storm: make bench prints it.)"""
 
     @classmethod
     def policy(cls):
@@ -78,7 +82,7 @@ class RenameStorm(lgtest.DaemonTestCase):
     def daemon_rules(cls):
         return [{"name": "test-miner", "class": "forbidden", "comm": "lgminer"}]
 
-    def test_a_forbidden_program_is_stopped_in_time_during_a_rename_storm(self):
+    def test_a_forbidden_program_is_stopped_during_a_rename_storm(self):
         storm = self.users.add("lgtest31")
         other = self.users.add("lgtest32")
         renamer = lgtest.private_copy(os.path.join(lgtest.TOP_BUILDDIR, "tests", "helpers",
@@ -86,25 +90,33 @@ class RenameStorm(lgtest.DaemonTestCase):
         storm_pids = [self.procs.start([renamer, "250", "python3", "python3x"] + hostile_argv(),
                                        storm).pid for _ in range(10)]
         lgtest.wait_for(lambda: all(lgtest.read(f"/proc/{p}/comm").strip() == "python3x"
-                                    for p in storm_pids), 5, "the storm to be under way")
+                                    for p in storm_pids), HANG, "the storm to be under way")
+        # The daemon has seen the storm: two samples since it began.
+        self.daemon.wait_samples(2)
         miner = lgtest.private_copy(lgtest.SPIN, self.workdir, "lgminer")
-        started = time.time()
         proc = self.procs.start([miner, "1", "0.05"], other)
-        stopping = self.daemon.wait_event(15, event="process_stopping", uid=other.pw_uid)
+        stopping = self.daemon.wait_event(HANG, event="process_stopping", uid=other.pw_uid)
         self.assertEqual(stopping["process"]["pid"], proc.pid)
-        delay = lgtest.iso_to_epoch(stopping["time"]) - started
-        self.assertLessEqual(delay, 2 * SAMPLE + 0.5,
-                             f"stopped {delay:.1f}s after it started, during the storm")
+        self.assertEqual(proc.wait(HANG), -15)
+        # The storm goes on, and so does the daemon.
+        self.assertTrue(all(lgtest.alive(p) for p in storm_pids))
+        self.assertIsNone(self.daemon.proc.poll())
 
 
 class HungNotices(lgtest.DaemonTestCase):
     """A user whose session bus accepts and never answers, on a node whose
     mail system hangs: every notice to them starts two children that hang
-    until they are killed at 2 s.  Nobody's sample waits for them."""
+    until they are killed at 2 s.  Nobody's sample waits for them.  (How
+    soon another user's forbidden program is stopped meanwhile: make bench
+    prints it.)"""
 
     @classmethod
     def policy(cls):
-        return lgtest.enforcing(cls.parent, cls.workdir) + f"""
+        # events_per_user 0: all of the hung user's events are in the log
+        # (a program stopped every 0.3 s, and the notices), however long
+        # the test takes on a busy machine.
+        return lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s",
+                                events_per_user=0) + f"""
 [notify]
 channels = desktop, email
 sendmail = {cls.workdir}/hung-sendmail -i -t
@@ -136,6 +148,21 @@ rate_limit = 0s
         os.chown(f"{runtime}/bus", user.pw_uid, user.pw_gid)
         listener.listen(64)
 
+    def samples_between_notices(self, mark, user):
+        """The most samples (told apart by their time, which every decision
+        of a sample shares) with decisions about user's programs that the
+        log has after mark (when no notice to user was under way) and
+        before the end of a desktop notice to user, after the end of the
+        last one."""
+        most, times = 0, set()
+        for e in self.daemon.find(mark, uid=user.pw_uid):
+            if e["event"] == "notice" and e["channel"] == "desktop":
+                most = max(most, len(times))
+                times = set()
+            elif e["event"] == "forbidden_process":
+                times.add(e["time"])
+        return most
+
     def test_hung_bus_and_mail_delay_no_one(self):
         hung = self.users.add("lgtest33")
         other = self.users.add("lgtest34")
@@ -146,22 +173,26 @@ rate_limit = 0s
         # children that hang) whenever none is under way.
         loop = self.procs.start(["/bin/sh", "-c", f"while :; do {miner} 1 0.05 & sleep 0.3; done"],
                                 hung)
-        self.daemon.wait_event(10, after=mark, event="notice", uid=hung.pw_uid,
+        self.daemon.wait_event(HANG, after=mark, event="notice", uid=hung.pw_uid,
                                channel="desktop")
-        started = time.time()
         proc = self.procs.start([miner, "1", "0.05"], other)
-        stopping = self.daemon.wait_event(15, after=mark, event="process_stopping",
+        stopping = self.daemon.wait_event(HANG, after=mark, event="process_stopping",
                                           uid=other.pw_uid)
         self.assertEqual(stopping["process"]["pid"], proc.pid)
-        delay = lgtest.iso_to_epoch(stopping["time"]) - started
-        self.assertLessEqual(delay, 2 * SAMPLE + 0.5,
-                             f"stopped {delay:.1f}s after it started, while notices hung")
+        # The samples go on while a notice hangs: before the first of hung's
+        # desktop notices ends, or between the ends of two (a notice starts
+        # at the first sample with a decision about hung while none is under
+        # way, and hangs until its deadline), the daemon judged hung's
+        # programs in more than one sample.  A sample that waited for the
+        # notice would be the only one.
+        wait_for(lambda: self.samples_between_notices(mark, hung) >= 2, HANG,
+                 "two samples while a notice hung")
         loop.kill()
         # Each hung child was killed at its deadline, and said so.
         desktop = self.daemon.find(mark, event="notice", uid=hung.pw_uid, channel="desktop")[0]
         self.assertEqual(desktop["outcome"], "failed")
         self.assertIn("took more than 2000 ms and was stopped", desktop["message"])
-        email = self.daemon.wait_event(5, after=mark, event="notice", uid=hung.pw_uid,
+        email = self.daemon.wait_event(HANG, after=mark, event="notice", uid=hung.pw_uid,
                                        channel="email")
         self.assertEqual(email["outcome"], "failed")
         self.assertIn("did not finish within 2000 ms", email["message"])

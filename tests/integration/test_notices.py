@@ -18,29 +18,35 @@ import time
 import lgtest
 from lgtest import wait_for
 
-SAMPLE = 1.0
-WINDOW = 3.0
-FLAG_TIMEOUT = WINDOW + 2 * SAMPLE + 10
+SAMPLE = 0.5
+WINDOW = 2.0
+# spin 2 gets a core when one other session takes the other, and more
+# than the threshold with five other sessions wanting a core each.
+CPU = 0.3               # cores, the violation threshold
+THROTTLE = 0.15         # cores, level 1
+HANG = lgtest.HANG
+FLAG_TIMEOUT = WINDOW + HANG
 # Hostile but honest arguments: what a user's real command line may hold.
 HOSTILE_ARGS = ["a b", "it's", '"q"', "$(touch /tmp/lgtest-owned)", "`id`", "x\ny", "", "*"]
 
 
 def policy(parent, workdir):
-    return lgtest.enforcing(parent, workdir, stop_grace="1s") + f"""
+    return lgtest.enforcing(parent, workdir, stop_grace="1s",
+                            sample_interval=f"{SAMPLE:g}s") + f"""
 [violation]
-cpu = 1 cores
+cpu = {CPU} cores
 memory = 0
 window = {WINDOW:g}s
 memory_pressure = 0
 [level 1]
 name = throttled
-cpu = 0.5 cores
+cpu = {THROTTLE} cores
 memory = 1G
 stop = no
 duration = 10m
 [level 2]
 name = restricted
-cpu = 0.25 cores
+cpu = 0.1 cores
 stop = yes
 duration = 10m
 [level 3]
@@ -127,10 +133,11 @@ class Notices(lgtest.DaemonTestCase):
         miner = lgtest.private_copy(lgtest.SPIN, self.workdir, name)
         for _ in range(times):
             mark = self.daemon.mark()
-            p = self.procs.start([miner, "1"], user)
-            self.daemon.wait_event(4 * SAMPLE + 5, after=mark, event="forbidden_process",
-                                   uid=user.pw_uid)
-            wait_for(lambda: p.poll() is not None, 10, "the forbidden program to be stopped")
+            # Next to nothing of CPU: stopped as forbidden, never over the
+            # threshold (which would make it another kind of notice).
+            p = self.procs.start([miner, "1", "0.05"], user)
+            self.daemon.wait_event(HANG, after=mark, event="forbidden_process", uid=user.pw_uid)
+            wait_for(lambda: p.poll() is not None, HANG, "the forbidden program to be stopped")
 
     def test_throttled_user_reads_the_notice_on_their_terminal(self):
         user = self.users.add("lgtest20")
@@ -139,11 +146,12 @@ class Notices(lgtest.DaemonTestCase):
         with open(f"/proc/{hog.pid}/cmdline", "rb") as f:
             argv = f.read()
         violation = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
-        self.daemon.wait_event(5, event="notice", channel="tty", outcome="sent", uid=user.pw_uid)
-        text = self.read_terminal(master, b"sbatch", 5)
+        self.daemon.wait_event(HANG, event="notice", channel="tty", outcome="sent",
+                               uid=user.pw_uid)
+        text = self.read_terminal(master, b"sbatch", HANG)
         until = time.strftime("%H:%M", time.localtime(lgtest.iso_to_epoch(violation["until"])))
-        for expected in ("spin", str(hog.pid), "0.5 core", until, "-p compute", "-p debug",
-                         "https://hpc.example.org/login-nodes"):
+        for expected in ("spin", str(hog.pid), f"{THROTTLE:g} core", until, "-p compute",
+                         "-p debug", "https://hpc.example.org/login-nodes"):
             self.assertIn(expected, text)
         # The --wrap command, unquoted by a real shell and run by sh -c,
         # is the program's own argv, byte for byte.
@@ -173,7 +181,7 @@ class Notices(lgtest.DaemonTestCase):
     def test_forbidden_program_mail_has_one_recipient_and_no_injected_header(self):
         user = self.users.add("lgtest21")
         self.run_forbidden(user, 1)
-        self.daemon.wait_event(5, event="notice", channel="email", outcome="sent",
+        self.daemon.wait_event(HANG, event="notice", channel="email", outcome="sent",
                                uid=user.pw_uid)
         mails = self.mails_to("lgtest21@example.org")
         self.assertEqual(len(mails), 1)
@@ -191,7 +199,7 @@ class Notices(lgtest.DaemonTestCase):
         # The last stop's notice event may follow its process's end.
         def held():
             return self.daemon.find(mark, event="notice", channel="all", uid=user.pw_uid)
-        wait_for(lambda: len(held()) >= 9, 5, "nine rate-limited notices")
+        wait_for(lambda: len(held()) >= 9, HANG, "nine rate-limited notices")
         self.assertEqual([e["outcome"] for e in held()], ["rate_limited"] * 9)
         sent = self.daemon.find(mark, event="notice", channel="email", uid=user.pw_uid)
         self.assertEqual([e["outcome"] for e in sent], ["sent"])
@@ -200,7 +208,7 @@ class Notices(lgtest.DaemonTestCase):
     def test_notice_is_kept_for_the_next_login(self):
         user = self.users.add("lgtest23")
         self.run_forbidden(user, 1)
-        self.daemon.wait_event(5, event="notice", channel="login", outcome="sent",
+        self.daemon.wait_event(HANG, event="notice", channel="login", outcome="sent",
                                uid=user.pw_uid)
         path = f"{self.workdir}/login-notices/{user.pw_uid}.json"
         kept = json.loads(lgtest.read(path))["notices"]
@@ -225,7 +233,7 @@ class ChartedMail(lgtest.DaemonTestCase):
     def test_mail_carries_the_users_hour_after_the_same_text(self):
         user = self.users.add("lgtest24")
         self.run_forbidden(user, 1)
-        self.daemon.wait_event(5, event="notice", channel="email", outcome="sent",
+        self.daemon.wait_event(HANG, event="notice", channel="email", outcome="sent",
                                uid=user.pw_uid)
         mails = self.mails_to("lgtest24@example.org")
         self.assertEqual(len(mails), 1)

@@ -6,6 +6,7 @@ called through tests/helpers/lg-notify, which links libloginguard."""
 
 import os
 import email
+import fcntl
 import re
 import select
 import signal
@@ -20,29 +21,26 @@ import lgtest
 from lgtest import Processes, TestUsers, wait_for
 
 NOTIFY = os.path.join(lgtest.TOP_BUILDDIR, "tests", "helpers", "lg-notify")
+HANG = lgtest.HANG
+# The most a pty master's line discipline holds unread (N_TTY_BUF_SIZE - 1).
+N_TTY_HOLDS = 4095
 
 
-def lg_notify(*args, timeout=20, stdin=None):
-    """Run the driver; its one line of output (and how long it took)."""
+def lg_notify(*args, stdin=None):
+    """Run the driver; its one line of output (and how long it took).
+    A call that blocks is caught by the hang guard (HANG); how long a
+    call takes is not asserted here (make bench prints it)."""
     start = time.monotonic()
     r = subprocess.run([NOTIFY] + [str(a) for a in args], capture_output=True, text=True,
-                       timeout=timeout, input=stdin)
+                       timeout=HANG, input=stdin)
     elapsed = time.monotonic() - start
     assert r.returncode == 0, f"lg-notify {args[0]} exited {r.returncode}: {r.stderr}"
     return r.stdout.strip(), elapsed
 
 
-def processes_of(uid):
-    """Pids of the processes uid owns right now."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid == uid and lgtest.alive(int(entry)):
-                    pids.append(int(entry))
-            except FileNotFoundError:
-                pass
-    return pids
+def unread(fd):
+    """Bytes waiting to be read on fd."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
 
 
 class Tty(unittest.TestCase):
@@ -66,6 +64,7 @@ class Tty(unittest.TestCase):
         self.procs.stop_all()
         for fd in self.fds:
             os.close(fd)
+        lgtest.assert_none_left(self.users.uids(), self.id())
 
     def pty(self, owner):
         """A pty pair whose terminal owner owns, as after owner's login."""
@@ -79,13 +78,13 @@ class Tty(unittest.TestCase):
         """A process of user's with the terminal as its controlling tty."""
         return self.procs.start(["sleep", "600"], user=user, tty=os.ttyname(slave)).pid
 
-    def read_until(self, master, needle, timeout=5):
+    def read_until(self, master, needle):
         data = b""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + HANG
         while needle not in data:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AssertionError(f"{needle!r} not read from the pty in {timeout}s: {data!r}")
+                raise AssertionError(f"{needle!r} not read from the pty in {HANG}s: {data!r}")
             if select.select([master], [], [], left)[0]:
                 data += os.read(master, 65536)
         return data
@@ -160,30 +159,39 @@ class Tty(unittest.TestCase):
         self.assert_never_written(master, slave, "LINKED")
 
     def test_full_terminal_does_not_block(self):
+        # (How long the call takes: make bench prints it.)
         master, slave, _ = self.pty(self.alice)
         pid = self.login_on(slave, self.alice)
         # Nobody reads the master: fill the terminal until it takes no
-        # more, even after the kernel has moved what it can to the master.
+        # more.  Once the master holds all its line discipline will, the
+        # kernel moves nothing more out of the terminal's own buffer, so
+        # a terminal full after that stays full.
         os.set_blocking(slave, False)
         filled = 0
-        while select.select([], [slave], [], 0.5)[1]:
+        def full():
+            nonlocal filled
+            master_full = unread(master) >= N_TTY_HOLDS
             try:
-                while filled < 16 << 20:
+                while True:
                     filled += os.write(slave, b"x" * 1024)
             except BlockingIOError:
                 pass
+            return master_full
+        wait_for(full, HANG, "the terminal to fill", interval=0.01)
         self.assertGreater(filled, 4096)
-        out, elapsed = lg_notify("tty", self.alice.pw_uid, "NOTICE " * 100, pid, timeout=10)
+        # A write that blocked would hang the call (the hang guard).
+        out, _ = lg_notify("tty", self.alice.pw_uid, "NOTICE " * 100, pid)
         self.assertEqual(out, "written=0 skipped=1")
-        self.assertLess(elapsed, 2.0)
 
     def test_stopped_terminal_does_not_block(self):
+        # (How long the call takes: make bench prints it.)
         master, slave, _ = self.pty(self.alice)
         pid = self.login_on(slave, self.alice)
         termios.tcflow(slave, termios.TCOOFF)  # as after ^S
-        out, elapsed = lg_notify("tty", self.alice.pw_uid, "STOPPED", pid, timeout=10)
+        # Output stays stopped until ^Q: a write that blocked would hang
+        # the call (the hang guard).
+        out, _ = lg_notify("tty", self.alice.pw_uid, "STOPPED", pid)
         self.assertEqual(out, "written=0 skipped=1")
-        self.assertLess(elapsed, 2.0)
         termios.tcflow(slave, termios.TCOON)
         self.assert_never_written(master, slave, "STOPPED")
 
@@ -235,9 +243,9 @@ class Desktop(unittest.TestCase):
         config = os.path.join(cls.workdir, "bus.conf")
         with open(config, "w") as f:
             f.write(BUS_CONFIG.format(socket=socket_path))
-        cls.procs.start(["dbus-daemon", f"--config-file={config}", "--nofork", "--nopidfile"],
-                        user=cls.alice)
-        wait_for(lambda: os.path.exists(socket_path), 10, "the session bus socket")
+        cls.bus_pid = cls.procs.start(["dbus-daemon", f"--config-file={config}", "--nofork",
+                                       "--nopidfile"], user=cls.alice).pid
+        wait_for(lambda: os.path.exists(socket_path), HANG, "the session bus socket")
         address = f"unix:path={socket_path}"
         cls.mock_log = open(os.path.join(cls.workdir, "mock.log"), "w")
         cls.mock = subprocess.Popen(
@@ -245,7 +253,8 @@ class Desktop(unittest.TestCase):
             env={"DBUS_SESSION_BUS_ADDRESS": address, "PATH": os.environ["PATH"]},
             stdin=subprocess.DEVNULL, stdout=cls.mock_log, stderr=subprocess.STDOUT)
         cls.bus = dbus.bus.BusConnection(address)
-        wait_for(lambda: cls.bus.name_has_owner(NOTIFICATIONS), 20, "the mock notification daemon")
+        wait_for(lambda: cls.bus.name_has_owner(NOTIFICATIONS), HANG,
+                 "the mock notification daemon")
         obj = cls.bus.get_object(NOTIFICATIONS, "/org/freedesktop/Notifications")
         cls.control = dbus.Interface(obj, MOCK_IFACE)
         cls.control.AddMethod(NOTIFICATIONS, "Notify", "susssasa{sv}i", "u",
@@ -256,9 +265,10 @@ class Desktop(unittest.TestCase):
     def tearDownClass(cls):
         cls.bus.close()
         cls.mock.send_signal(signal.SIGTERM)
-        cls.mock.wait(timeout=10)
+        cls.mock.wait(timeout=HANG)
         cls.mock_log.close()
         cls.procs.stop_all()
+        lgtest.assert_none_left(cls.users.uids(), cls.__name__)
         cls.users.remove_all()
         subprocess.run(["rm", "-rf", cls.workdir], check=False)
 
@@ -271,6 +281,12 @@ class Desktop(unittest.TestCase):
 
     def setUp(self):
         self.control.ClearCalls()
+
+    def tearDown(self):
+        # What a test made (a desktop child) is gone; alice's bus stays
+        # for the class.
+        wait_for(lambda: set(lgtest.processes_of(self.users.uids())) <= {self.bus_pid}, HANG,
+                 f"the processes of {self.id()} to end")
 
     def notify_calls(self):
         return [args for _, args in self.control.GetMethodCalls("Notify")]
@@ -300,7 +316,7 @@ class Desktop(unittest.TestCase):
         """lg-notify desktop as pid 1 of a new pid namespace: its probe
         child is pid 2 when the call made no process or thread."""
         r = subprocess.run(["unshare", "--pid", "--fork", NOTIFY, "desktop", "--probe-pid"] +
-                           [str(a) for a in args], capture_output=True, text=True, timeout=20)
+                           [str(a) for a in args], capture_output=True, text=True, timeout=HANG)
         self.assertEqual(r.returncode, 0, r.stderr)
         outcome, probe = r.stdout.strip().split("\n")
         return outcome, int(probe.split("=")[1])
@@ -318,14 +334,14 @@ class Desktop(unittest.TestCase):
         os.symlink(os.path.join(self.runtime, "bus"), os.path.join(bus_link, "bus"))
         for runtime, uid in ((empty, self.alice.pw_uid), (dir_link, self.alice.pw_uid),
                              (bus_link, self.alice.pw_uid), (self.runtime, self.bob.pw_uid)):
-            start = time.monotonic()
+            # (How long a skip takes: make bench prints it.)
             outcome, probe = self.probe(uid, runtime, "s", "b")
             self.assertTrue(outcome.startswith("skipped: no session bus"), (runtime, outcome))
             self.assertEqual(probe, 2, runtime)
-            self.assertLess(time.monotonic() - start, 2.0)
         self.assertEqual(len(self.notify_calls()), 1)  # the probe's own, no other
 
     def test_bus_that_never_answers_costs_only_the_timeout(self):
+        # (How long the call takes past its timeout: make bench prints it.)
         runtime = self.user_dir("run-hung", self.bob)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -333,15 +349,25 @@ class Desktop(unittest.TestCase):
             os.chown(os.path.join(runtime, "bus"), self.bob.pw_uid, self.bob.pw_gid)
             listener.listen(8)  # connections wait in the backlog, never answered
             out, elapsed = lg_notify("desktop", "--timeout-ms", 1000, self.bob.pw_uid, runtime,
-                                     "s", "b", timeout=10)
+                                     "s", "b")
+            # The child got as far as the bus (its connection waits in the
+            # backlog), and its end is closed: it was stopped.
+            listener.settimeout(HANG)
+            conn, _ = listener.accept()
         finally:
             listener.close()
+        with conn:
+            conn.settimeout(HANG)
+            while conn.recv(65536):
+                pass
+        # Stopped by its timeout, not by anything that came back.
         self.assertTrue(out.startswith("failed: the desktop notice to lgtestbob took more than "
                                        "1000 ms"), out)
+        # It waited the timeout out: a lower bound that is the behaviour
+        # (a bus slower than that but working gets its notice).
         self.assertGreaterEqual(elapsed, 1.0)
-        self.assertLess(elapsed, 3.0)
         # The child, the only process bob ever had, was killed and reaped.
-        self.assertEqual(processes_of(self.bob.pw_uid), [])
+        self.assertEqual(lgtest.processes_of({self.bob.pw_uid}), [])
 
 
 class Email(unittest.TestCase):
@@ -456,10 +482,10 @@ cat > {cls.workdir}/message
             f.write(f"#!/bin/sh\necho $$ > {pidfile}\nexec sleep 60\n")
         os.chmod(hung, 0o755)
         # More than a socket buffer of body: feeding it must not wait either.
-        out, elapsed = lg_notify("email", "--timeout-ms", 500, hung, "root", "alice", "s", "-",
-                                 stdin="b" * (4 << 20), timeout=10)
+        # (How long the call takes past its timeout: make bench prints it.)
+        out, _ = lg_notify("email", "--timeout-ms", 500, hung, "root", "alice", "s", "-",
+                           stdin="b" * (4 << 20))
         self.assertRegex(out, r"^failed: '.*hung-sendmail' did not finish within 500 ms")
-        self.assertLess(elapsed, 3.0)
         with open(pidfile) as f:
             pid = int(f.read())
         self.assertFalse(lgtest.alive(pid))

@@ -13,10 +13,12 @@ import time
 import lgtest
 import pamenv
 
-SAMPLE = 1.0
-WINDOW = 3.0
-THROTTLE = 0.5          # cores, level 1
-FLAG_TIMEOUT = WINDOW + 2 * SAMPLE + 10
+SAMPLE = 0.5
+WINDOW = 2.0
+CPU = 0.5               # cores, the violation threshold (spin 2 gets twice that on a busy node)
+THROTTLE = 0.25         # cores, level 1
+HANG = lgtest.HANG
+FLAG_TIMEOUT = WINDOW + HANG
 BANNER = "Login node of the test cluster: heavy work goes to Slurm."
 ADMIN = "lgtestadm"     # a user whose own group is admin_group
 EXEMPT = "lgtestex"
@@ -27,6 +29,11 @@ def hhmm(epoch):
 
 
 class PamCase(lgtest.DaemonTestCase):
+    @classmethod
+    def make_daemon(cls):
+        # Started again by a test: a hang guard, not a figure.
+        return lgtest.Daemon(cls.workdir, cls.policy(), start_timeout=HANG)
+
     @classmethod
     def prepare(cls):
         cls.socket = f"{cls.workdir}/control.sock"
@@ -60,9 +67,14 @@ class Standing(PamCase):
     """A user throttled for real, whose notice went to the login channel."""
 
     @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        lgtest.favour_cpu(cls.parent)
+
+    @classmethod
     def policy(cls):
-        return (lgtest.enforcing(cls.parent, cls.workdir)
-                + lgtest.throttle_policy(1, WINDOW, THROTTLE) + f"""
+        return (lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s")
+                + lgtest.throttle_policy(CPU, WINDOW, THROTTLE) + f"""
 [notify]
 channels = login
 login_banner = {BANNER}
@@ -72,8 +84,9 @@ login_banner = {BANNER}
         user = self.users.add(name)
         self.procs.start([self.spin, "2"], user)
         violation = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
-        self.daemon.wait_event(5, event="limits_set", uid=user.pw_uid, level=1)
-        self.daemon.wait_event(5, event="notice", uid=user.pw_uid, kind="throttled",
+        self.assert_full_window(violation, WINDOW, CPU)
+        self.daemon.wait_event(HANG, event="limits_set", uid=user.pw_uid, level=1)
+        self.daemon.wait_event(HANG, event="notice", uid=user.pw_uid, kind="throttled",
                                channel="login", outcome="sent")
         return user, lgtest.iso_to_epoch(violation["until"])
 
@@ -117,7 +130,7 @@ login_banner = {BANNER}
         reply = self.ask_as(asker, {"version": 1, "request": "session",
                                     "user": victim.pw_uid})
         self.assertFalse(reply["ok"], reply)
-        self.daemon.wait_event(5, after=mark, event="control_refused", uid=asker.pw_uid)
+        self.daemon.wait_event(HANG, after=mark, event="control_refused", uid=asker.pw_uid)
         # Their own: answered, but a user's process is never moved.
         own = self.ask_as(asker, {"version": 1, "request": "session", "user": asker.pw_uid})
         self.assertTrue(own["ok"], own)
@@ -134,7 +147,7 @@ login_banner = {BANNER}
                 os.setresgid(user.pw_gid, user.pw_gid, user.pw_gid)
                 os.setresuid(user.pw_uid, user.pw_uid, user.pw_uid)
                 s = socket.socket(socket.AF_UNIX)
-                s.settimeout(5)
+                s.settimeout(HANG)
                 s.connect(self.socket)
                 s.sendall(json.dumps(request).encode() + b"\n")
                 os.write(w, s.makefile("rb").readline())
@@ -146,10 +159,12 @@ login_banner = {BANNER}
         os.waitpid(pid, 0)
         return json.loads(line)
 
-    def test_hung_daemon_costs_the_timeout_and_one_line(self):
+    def test_hung_daemon_is_given_up_with_one_line(self):
+        # (How long the user waits: make bench prints it.)
         user = self.users.add("lgtest5")
         # Stopped, the daemon is hung for real: the kernel still accepts
-        # connections into its queue, and nothing ever answers.
+        # connections into its queue, and nothing answers until both runs
+        # are over; so each run's end is the module giving up on its own.
         os.kill(self.daemon.proc.pid, signal.SIGSTOP)
         try:
             opened = self.pam(user.pw_name, "open", "close", timeout="500ms")
@@ -158,16 +173,17 @@ login_banner = {BANNER}
             os.kill(self.daemon.proc.pid, signal.SIGCONT)
         step = opened.step("open")
         self.assertEqual(step.rc, pamenv.PAM_SUCCESS, opened)
-        print(f"hung daemon, timeout=500ms: fail=open let the user in after {step.ms:.0f} ms")
-        self.assertLess(step.ms, 500 + 250)
+        self.assertEqual(step.messages, [], opened)
         self.assertEqual(len(opened.syslog), 1, opened)
         self.assertIn("timed out", opened.syslog[0][1])
         self.assertIn("fail=open", opened.syslog[0][1])
         step = refused.step("open")
         self.assertEqual(step.rc, pamenv.PAM_SESSION_ERR, refused)
         self.assertEqual(len(refused.syslog), 1, refused)
+        self.assertIn("timed out", refused.syslog[0][1])
         self.assertIn("fail=closed", refused.syslog[0][1])
         self.assertEqual(len(step.errors), 1, refused)
+        self.assertEqual(step.infos, [], refused)
 
 
 class DenyLevel(PamCase):
@@ -206,7 +222,7 @@ channels =
         self.assertEqual(account.rc, pamenv.PAM_PERM_DENIED, account)
         self.assertEqual(len(account.errors), 1, account)
         self.assertIn(f"refused until {hhmm(self.until)} (level restricted)", account.errors[0])
-        event = self.daemon.wait_event(5, after=mark, event="login_refused",
+        event = self.daemon.wait_event(HANG, after=mark, event="login_refused",
                                        uid=self.restricted.pw_uid)
         self.assertEqual((event["level"], event["deny_level"]), (3, 3))
         # A higher deny_level lets the same user in.
@@ -233,7 +249,7 @@ channels =
 
     def test_z_daemon_down_fail_open_lets_in_and_the_session_is_adopted_later(self):
         user = self.users.add("lgtest8")
-        self.daemon.stop()
+        self.daemon.stop(timeout=HANG)
         try:
             opened = self.pam(user.pw_name, "account", "open", "close", deny_level=3)
             closed = self.pam(user.pw_name, "account", deny_level=3, fail="closed")
@@ -249,8 +265,9 @@ channels =
         self.assertEqual(closed.step("account").rc, pamenv.PAM_PERM_DENIED, closed)
         self.assertEqual(len(closed.syslog), 1, closed)
         procs = os.path.join(self.user_cgroup("cpu", user.pw_uid), "cgroup.procs")
+        # The daemon's sweep (every scan_interval) adopts it.
         lgtest.wait_for(lambda: os.path.exists(procs) and
-                        str(shell.pid) in lgtest.read(procs).split(), 15,
+                        str(shell.pid) in lgtest.read(procs).split(), HANG,
                         "the session's process in the user's cgroup")
 
 

@@ -12,14 +12,19 @@ For every way the daemon can fail to answer (no socket, nobody
 listening, accepts and closes, accepts and hangs, garbage, a reply too
 long, endless or cut short, an error reply, a full listen queue, too
 slow, a trickle that would never end, a listener that is not root) each
-of session and account, under fail=open and fail=closed: fail=open lets
-the user in within the timeout (lg-pam's own clock), fail=closed refuses
-with the documented words, and each failure is exactly one syslog line
-naming the socket, the user and the reason.  Then what the fake daemon
-received is exactly the documented request; what it answers is shown in
-order, or nothing with PAM_SILENT; root asks nothing; bad options are
-named and their defaults used.  Last, a thousand sessions and every
-failure path leave no descriptor open, and under valgrind no leak."""
+of session and account, under fail=open and fail=closed: the module gives
+up by itself (a daemon that holds its answer sees the module hang up
+first), having waited all of its timeout where the daemon is silent, and
+never shows a late answer; fail=open lets the user in, fail=closed
+refuses with the documented words, and each failure is exactly one
+syslog line naming the socket, the user and the reason.  (How long a
+login waits on a hung daemon is a figure `make bench` prints; no test
+bounds it from above: a busy machine may make any run late.)  Then what
+the fake daemon received is exactly the documented request; what it
+answers is shown in order, or nothing with PAM_SILENT; root asks
+nothing; bad options are named and their defaults used.  Last, a
+thousand sessions and every failure path leave no descriptor open, and
+under valgrind no leak."""
 
 import json
 import os
@@ -31,15 +36,21 @@ import time
 
 import lgtest
 import pamenv
+from lgtest import wait_for
 from pamenv import PAM_SUCCESS, PAM_PERM_DENIED, PAM_SESSION_ERR, PAM_USER_UNKNOWN, LOG_ERR
 
 # The words fail=closed shows (pam_loginguard(8)).
 NOT_ANSWERING = "loginguard: the login guard is not answering; try again shortly"
-# How far past its timeout a step may end: poll's wake-up and the
-# scheduler on a busy test machine, not the module's doing.
-MARGIN_MS = 150
+HANG = lgtest.HANG
+# The module's deadline where giving up on time is what a test is about
+# (a daemon hung, too slow, trickling, its queue full).
 TIMEOUT_MS = 300
-HUNG_TIMEOUT_MS = 1000
+# Where what the daemon does decides (it closes, answers garbage, ...):
+# the longest timeout the module takes, so that a busy machine never
+# turns those into timeouts.  Their answers come at once: it costs nothing.
+ANSWER_TIMEOUT_MS = 30000
+# How long after the module's deadline a late answer comes.
+LATE_S = 5.0
 USER = "lgtest80"
 OTHER = "lgtest81"
 SUPPRESSIONS = os.path.join(lgtest.TOP_SRCDIR, "tests", "valgrind.supp")
@@ -76,6 +87,7 @@ class FakeDaemon:
         self.path = os.path.join(directory, f"fake{FakeDaemon.count}.sock")
         self.handler = handler
         self.requests = []
+        self.hangups = 0  # connections the client closed before the answer was whole
         self.sent = 0
         self.stopping = threading.Event()
         self.conns = []
@@ -109,7 +121,7 @@ class FakeDaemon:
 
     def read_request(self, conn):
         """One request line (or what came before the client's EOF)."""
-        conn.settimeout(5)
+        conn.settimeout(HANG)
         data = b""
         while b"\n" not in data:
             chunk = conn.recv(4096)
@@ -119,6 +131,27 @@ class FakeDaemon:
         with self.lock:
             self.requests.append(data)
         return data
+
+    def hung_up(self):
+        with self.lock:
+            self.hangups += 1
+
+    def wait_hangup(self, conn, seconds=None):
+        """Whether the client closes the connection within seconds (None:
+        until the test ends); counted in hangups if it does."""
+        end = None if seconds is None else time.monotonic() + seconds
+        conn.settimeout(0.02)
+        while not self.stopping.is_set() and (end is None or time.monotonic() < end):
+            try:
+                if conn.recv(4096):
+                    continue
+            except socket.timeout:
+                continue
+            except ConnectionResetError:  # closed with our bytes unread
+                pass
+            self.hung_up()
+            return True
+        return False
 
     def wait_close(self, conn):
         """Hold the connection as the real daemon does until the client
@@ -150,11 +183,13 @@ class FakeDaemon:
 # What a fake daemon does with each connection.
 
 def answer(reply, delay=0.0):
+    """reply, delay seconds after the request unless the client hangs
+    up first (counted)."""
     data = reply if isinstance(reply, bytes) else line(reply)
 
     def handler(fake, conn):
         fake.read_request(conn)
-        if delay and fake.stopping.wait(delay):
+        if delay and (fake.wait_hangup(conn, delay) or fake.stopping.is_set()):
             return
         conn.sendall(data)
         fake.wait_close(conn)
@@ -175,8 +210,9 @@ def close_at_once(fake, conn):
 
 
 def hang(fake, conn):
+    """Reads the request, never answers; counts the client's hang-up."""
     fake.read_request(conn)
-    fake.stopping.wait()
+    fake.wait_hangup(conn)
 
 
 def cut_short(fake, conn):
@@ -201,9 +237,13 @@ def trickle(reply, interval):
     def handler(fake, conn):
         fake.read_request(conn)
         for i in range(len(data)):
-            if fake.stopping.wait(interval):
+            if fake.wait_hangup(conn, interval) or fake.stopping.is_set():
                 return
-            conn.sendall(data[i:i + 1])
+            try:
+                conn.sendall(data[i:i + 1])
+            except OSError:  # it hung up meanwhile
+                fake.hung_up()
+                return
         fake.wait_close(conn)
     return handler
 
@@ -228,6 +268,9 @@ class Case(lgtest.unittest.TestCase):
             shutil.rmtree(cls.workdir, ignore_errors=True)
 
     def setUp(self):
+        # Registered first, so run last (after the cleanups that end a
+        # test user's listener): nothing of the test users outlives a test.
+        self.addCleanup(lambda: lgtest.assert_none_left(self.users.uids(), self.id()))
         self.fakes = []
         self.procs = lgtest.Processes()
 
@@ -343,12 +386,13 @@ def full_queue(t):
 
 
 def too_slow(t):
-    fake = t.fake(answer(session_reply(["late"]), delay=TIMEOUT_MS / 1000 + 1.0))
+    fake = t.fake(answer(session_reply(["late"]), delay=TIMEOUT_MS / 1000 + LATE_S))
     return fake.path, fake, r"timed out waiting for the reply"
 
 
 def trickling(t):
-    fake = t.fake(trickle(session_reply(["slowly"]), 0.02))
+    # About 100 bytes, one every 50 ms: 5 s in all.
+    fake = t.fake(trickle(session_reply(["slowly"]), 0.05))
     return fake.path, fake, r"timed out waiting for the reply"
 
 
@@ -392,6 +436,15 @@ def not_root(t):
 
 FAILURES = [no_socket, nobody_listening, dead, hung, garbage, not_an_object, too_long,
             never_ending, cut, error_reply, full_queue, too_slow, trickling, not_root]
+# Those where the module's deadline decides: the daemon never answers (in
+# time, or whole), or connect never gets in.
+TIMED = (hung, too_slow, trickling, full_queue)
+
+
+def timeout_for(make, timed_ms):
+    """timed_ms for a failure the deadline decides; else the longest, so
+    that the failure's own path is the one taken however busy the machine."""
+    return timed_ms if make in TIMED else ANSWER_TIMEOUT_MS
 
 
 class Unanswered(Case):
@@ -399,20 +452,22 @@ class Unanswered(Case):
 
     def check_failure(self, make):
         path, fake, reason = make(self)
-        timeout = HUNG_TIMEOUT_MS if make is hung else TIMEOUT_MS
+        timeout = timeout_for(make, TIMEOUT_MS)
         for step in ("open", "account"):
             for fail in ("open", "closed"):
                 with self.subTest(step=step, fail=fail):
                     r = self.run_steps(path, [step], [f"timeout={timeout}ms", f"fail={fail}",
                                                       "deny_level=3"])
                     s = r.step(step)
-                    self.assertLessEqual(s.ms, timeout + MARGIN_MS, r)
-                    if make in (hung, too_slow, trickling, full_queue):
-                        # It waited for the daemon, all of the time it was given.
-                        self.assertGreaterEqual(s.ms, timeout * 0.95, r)
-                    if make is hung:
-                        print(f"hung daemon, {step}, fail={fail}, timeout={timeout}ms: "
-                              f"{s.rc_name} after {s.ms:.1f} ms")
+                    if make in TIMED:
+                        # It waited for the daemon, all of the time it was
+                        # given (lg-pam's clock; the module counts whole ms).
+                        self.assertGreaterEqual(s.ms, timeout - 1, r)
+                    if make in TIMED and fake is not None:
+                        # ...and then gave up by itself: it hung up while
+                        # the daemon still held its answer (or the rest of it).
+                        wait_for(lambda: fake.hangups == len(fake.requests), HANG,
+                                 "the module to hang up")
                     if fail == "open":
                         self.assertEqual(s.rc, PAM_SUCCESS, r)
                         self.assertEqual(s.messages, [], r)
@@ -452,11 +507,16 @@ class Unanswered(Case):
         self.assertEqual(len(r.syslog), 2, r)
 
     def test_the_default_timeout_is_one_second(self):
-        path, fake, _ = hung(self)
-        r = self.run_steps(path, ["open"])
-        self.assertEqual(r.step("open").rc, PAM_SUCCESS)
-        self.assertGreaterEqual(r.step("open").ms, 950, r)
-        self.assertLessEqual(r.step("open").ms, 1000 + MARGIN_MS, r)
+        # (The figure itself: tests/unit/test_pam_options.c.)  Loaded by
+        # libpam without timeout=, the module waits its whole second, and
+        # gives up before an answer that comes after that.
+        fake = self.fake(answer(session_reply(["late"]), delay=1 + LATE_S))
+        r = self.run_steps(fake.path, ["open"])
+        s = r.step("open")
+        self.assertEqual((s.rc, s.messages), (PAM_SUCCESS, []), r)
+        self.assertGreaterEqual(s.ms, 1000 - 1, r)
+        self.assertIn("timed out waiting for the reply", r.syslog[0][1], r)
+        wait_for(lambda: fake.hangups == 1, HANG, "the module to hang up")
 
 
 for _make in FAILURES:
@@ -568,6 +628,8 @@ class Answered(Case):
         self.assertIn("loginguard", r.step("account").errors[0])
 
     def test_root_asks_nothing(self):
+        # A hung daemon and fail=closed: had it asked, root would wait and
+        # be refused, and syslog would say so.
         fake = self.fake(hang)
         r = self.run_steps(fake.path, ["account", "open", "close"],
                            ["deny_level=1", "fail=closed"], user="root")
@@ -575,7 +637,6 @@ class Answered(Case):
         # stack where every module ignored (here the module is alone);
         # sshd's stack has pam_unix before it.
         self.assertEqual([s.rc for s in r.steps], [PAM_PERM_DENIED, PAM_SUCCESS, PAM_SUCCESS], r)
-        self.assertTrue(all(s.ms < 50 for s in r.steps), r)
         self.assertEqual(fake.requests, [])
         self.assert_no_syslog(r)
         # In a stack with a module that says yes, root gets in.
@@ -592,20 +653,20 @@ class Answered(Case):
         for options in ([], ["deny_level=0"]):
             r = self.run_steps(fake.path, ["account"], options + ["fail=closed"])
             # PAM_IGNORE (libpam's PAM_PERM_DENIED for a stack of ignores),
-            # at once, with nothing said to anyone.
+            # with nothing asked (the daemon is hung) and nothing said to anyone.
             self.assertEqual(r.step("account").rc, PAM_PERM_DENIED, r)
-            self.assertLess(r.step("account").ms, 50, r)
             self.assertEqual(r.step("account").messages, [], r)
             self.assert_no_syslog(r)
         self.assertEqual(fake.requests, [])
 
     def test_a_slow_daemon_within_the_timeout_is_waited_for(self):
+        # The answer comes half a second after the request, well within
+        # the timeout whatever else the machine runs: it is shown.
         fake = self.fake(answer(session_reply(["slow but here"]), delay=0.5))
-        r = self.run_steps(fake.path, ["open"], ["timeout=1s", "fail=closed"])
+        r = self.run_steps(fake.path, ["open"], ["timeout=10s", "fail=closed"])
         s = r.step("open")
         self.assertEqual((s.rc, s.infos), (PAM_SUCCESS, ["slow but here"]), r)
-        self.assertGreaterEqual(s.ms, 500)
-        self.assertLess(s.ms, 1000)
+        self.assertEqual(fake.hangups, 0)
         self.assert_no_syslog(r)
 
     def test_terminal_escapes_pass_through_as_the_daemon_sent_them(self):
@@ -624,10 +685,12 @@ class Answered(Case):
         self.assertEqual(r.step("open").infos, [text])
 
     def test_an_endless_reply_is_cut_off_at_the_bound_not_the_timeout(self):
+        # The longest timeout: what ends the exchange is the bound, as
+        # syslog says (a timeout would say "timed out").
         fake = self.fake(endless)
-        r = self.run_steps(fake.path, ["open"], ["timeout=10s"])
+        r = self.run_steps(fake.path, ["open"], [f"timeout={ANSWER_TIMEOUT_MS}ms"])
         self.assertEqual(r.step("open").rc, PAM_SUCCESS)
-        self.assertLess(r.step("open").ms, 1000, r)
+        self.assertEqual(len(r.syslog), 1, r)
         self.assertRegex(r.syslog[0][1], "too long")
 
     def test_odd_replies_never_crash_and_never_show_what_is_not_text(self):
@@ -647,14 +710,15 @@ class Answered(Case):
         for reply in odd:
             with self.subTest(reply=reply[:60]):
                 fake = self.fake(answer(reply))
-                r = self.run_steps(fake.path, ["open"], ["timeout=500ms"])
+                r = self.run_steps(fake.path, ["open"], [f"timeout={ANSWER_TIMEOUT_MS}ms"])
                 s = r.step("open")
                 self.assertEqual(s.rc, PAM_SUCCESS, r)
-                self.assertLess(s.ms, 500 + MARGIN_MS, r)
                 self.assertEqual(s.errors, [], r)
                 self.assertIn(len(r.syslog), (0, 1), r)
                 if r.syslog:
                     self.assertEqual(s.infos, [], r)
+                    # Judged on what it is, not timed out.
+                    self.assertNotIn("timed out", r.syslog[0][1], r)
 
     def test_a_socket_path_too_long_for_unix_sockets_is_a_failure_not_a_crash(self):
         path = "/" + "d" * 200 + "/control.sock"
@@ -665,14 +729,15 @@ class Answered(Case):
             self.assertIn("too long", r.syslog[0][1])
 
     def test_bad_options_are_named_once_each_and_their_defaults_used(self):
-        fake = self.fake(hang)
+        fake = self.fake(answer(session_reply(["late"]), delay=1 + LATE_S))
         bad = ["timeout=5ms", "fail=maybe", "deny_level=65", "bogus", "socket=relative.sock"]
         r = self.run_steps(fake.path, ["open"], bad)
         s = r.step("open")
-        # fail=open and a timeout of 1s, the defaults.
-        self.assertEqual(s.rc, PAM_SUCCESS, r)
-        self.assertGreaterEqual(s.ms, 950, r)
-        self.assertLessEqual(s.ms, 1000 + MARGIN_MS, r)
+        # fail=open and a timeout of 1s, the defaults: it waited its whole
+        # second (not 5 ms), and gave up before the late answer.
+        self.assertEqual((s.rc, s.messages), (PAM_SUCCESS, []), r)
+        self.assertGreaterEqual(s.ms, 1000 - 1, r)
+        wait_for(lambda: fake.hangups == 1, HANG, "the module to hang up")
         complaints = [text for _, text in r.syslog if "did not answer" not in text]
         self.assertEqual(len(complaints), len(bad), r)
         for option, text in zip(bad, complaints):
@@ -712,26 +777,23 @@ class Cycles(Case):
     """A long-running sshd opens sessions for months: nothing may pile up."""
 
     def test_a_thousand_sessions_leave_no_descriptor_open(self):
+        # (How long a session's exchange takes: make bench prints it.)
         messages = ["banner", "standing\nlevel 1", "notice\n\nbody"]
         fake = self.fake(answer(session_reply(messages)))
-        t0 = time.monotonic()
         r = self.run_steps(fake.path, ["open", "close"], cycles=1000, timeout=300)
-        elapsed = time.monotonic() - t0
         opens = [s for s in r.steps if s.name == "open"]
         self.assertEqual(len(opens), 1000)
         self.assertTrue(all(s.rc == PAM_SUCCESS and s.infos == messages for s in opens))
         self.assertEqual(r.fds_after, r.fds_before, r.stdout[-500:])
         self.assertEqual(len(fake.requests), 1000)
-        print(f"1000 open/close cycles: {elapsed:.2f} s, open median "
-              f"{sorted(s.ms for s in opens)[500]:.2f} ms, max {max(s.ms for s in opens):.2f} ms,"
-              f" descriptors {r.fds_before} -> {r.fds_after}")
 
     def test_every_failure_path_closes_its_socket(self):
         for make in FAILURES:
             with self.subTest(make.__name__):
                 path, _, _ = make(self)
+                timeout = timeout_for(make, 20)
                 for step in ("open", "account"):
-                    r = self.run_steps(path, [step], ["timeout=20ms", "deny_level=3"],
+                    r = self.run_steps(path, [step], [f"timeout={timeout}ms", "deny_level=3"],
                                        cycles=10)
                     self.assertEqual(r.fds_after, r.fds_before, f"{make.__name__} {step}")
                     self.assertEqual(len(r.syslog), 10, r)
@@ -749,9 +811,12 @@ class Valgrind(Case):
             raise lgtest.unittest.SkipTest("valgrind is not installed")
         super().setUpClass()
 
-    def valgrind(self, path, steps, options, cycles, name):
+    def valgrind(self, path, steps, options, cycles, name, service=None):
+        """lg-pam under memcheck through a service of the module alone
+        with these options (or the service given)."""
         log = os.path.join(self.workdir, f"valgrind-{name}.log")
-        r = self.run_steps(path, steps, options, cycles=cycles, timeout=600, wrapper=[
+        service = service or self.service([f"socket={path}"] + list(options))
+        r = self.pam.run(service, USER, *steps, cycles=cycles, timeout=600, wrapper=[
             "valgrind", "--quiet", "--leak-check=full", "--show-leak-kinds=definite,indirect",
             "--errors-for-leak-kinds=definite,indirect", "--track-fds=no",
             f"--suppressions={SUPPRESSIONS}", f"--log-file={log}"])
@@ -761,17 +826,17 @@ class Valgrind(Case):
         self.assertEqual(r.fds_after, r.fds_before, name)
         return r
 
-    def test_a_thousand_sessions_with_messages(self):
+    def test_sessions_with_messages(self):
+        # A hundred cycles: the module keeps nothing from one to the next,
+        # so a leak shows in the first (a thousand, without valgrind: Cycles).
         messages = ["banner", "standing\nlevel 1", "notice\n\nbody"]
         fake = self.fake(answer_each({"session": session_reply(messages),
                                       "account": account_reply(False)}))
-        t0 = time.monotonic()
-        r = self.valgrind(fake.path, ["account", "open", "close"], ["deny_level=3"], 1000,
+        r = self.valgrind(fake.path, ["account", "open", "close"], ["deny_level=3"], 100,
                           "cycles")
         opens = [s for s in r.steps if s.name == "open"]
-        self.assertEqual(len(opens), 1000)
+        self.assertEqual(len(opens), 100)
         self.assertTrue(all(s.rc == PAM_SUCCESS and s.infos == messages for s in opens))
-        print(f"valgrind, 1000 account/open/close cycles: {time.monotonic() - t0:.1f} s, clean")
 
     def test_refusals_and_every_failure_path(self):
         fake = self.fake(answer(account_reply(True, "refused", level=3)))
@@ -779,11 +844,19 @@ class Valgrind(Case):
         for make in FAILURES:
             with self.subTest(make.__name__):
                 path, _, _ = make(self)
-                for fail in ("open", "closed"):
-                    self.valgrind(path, ["account", "open"],
-                                  ["timeout=50ms", "deny_level=3", f"fail={fail}",
-                                   "bogus", "timeout=x"],
-                                  5, f"{make.__name__}-{fail}")
+                timeout = timeout_for(make, 50)
+                # fail=open and fail=closed in one run (one valgrind start):
+                # two lines a stack, each "optional" so that both run.
+                type(self).services += 1
+                name = f"lg{self.services}"
+                self.pam.service(name, [
+                    f"{kind} optional {self.pam.module} socket={path} timeout={timeout}ms "
+                    f"deny_level=3 fail={fail} bogus timeout=x"
+                    for kind in ("account", "session") for fail in ("open", "closed")])
+                r = self.valgrind(path, ["account", "open"], (), 5, make.__name__, name)
+                # Each line failed its own way: a line of its own each time.
+                failed = [t for _, t in r.syslog if "did not answer" in t]
+                self.assertEqual(len(failed), 5 * 2 * 2, r)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ import subprocess
 import lgtest
 import test_control
 
-SAMPLE = 1.0
-STOP_TIMEOUT = 4 * SAMPLE + 5
+SAMPLE = 0.5
+HANG = lgtest.HANG
 OLD_RULE = {"name": "test-old", "class": "forbidden", "comm": "lgold"}
 NEW_RULE = {"name": "test-new", "class": "forbidden", "comm": "lgnew"}
 
@@ -21,8 +21,8 @@ NEW_RULE = {"name": "test-new", "class": "forbidden", "comm": "lgnew"}
 class Reload(test_control.ControlCase):
     @classmethod
     def policy(cls):
-        return lgtest.enforcing(cls.parent, cls.workdir,
-                                admin_group=test_control.ADMIN_GROUP) + """
+        return lgtest.enforcing(cls.parent, cls.workdir, admin_group=test_control.ADMIN_GROUP,
+                                sample_interval=f"{SAMPLE:g}s") + """
 [violation]
 cpu = 2 cores
 """
@@ -37,7 +37,7 @@ cpu = 2 cores
     def check_config(self, *args):
         """loginguardctl check-config, no daemon asked: (status, stdout, stderr)."""
         p = subprocess.run([self.ctl_bin, "check-config"] + list(args), capture_output=True,
-                           text=True, timeout=30)
+                           text=True, timeout=HANG)
         return p.returncode, p.stdout, p.stderr
 
     def assert_stopped(self, name):
@@ -46,10 +46,10 @@ cpu = 2 cores
         program = lgtest.private_copy(lgtest.SPIN, self.workdir, name)
         mark = self.daemon.mark()
         proc = self.procs.start([program, "1", "0.1"], user)
-        stopping = self.daemon.wait_event(STOP_TIMEOUT, after=mark, event="process_stopping",
+        stopping = self.daemon.wait_event(HANG, after=mark, event="process_stopping",
                                           uid=user.pw_uid)
         self.assertEqual(stopping["process"]["pid"], proc.pid)
-        proc.wait(10)
+        proc.wait(HANG)
 
     def violation_cpu(self):
         return self.ctl_json("status")["policy"]["violation_cpu_cores"]
@@ -71,7 +71,7 @@ cpu = 2 cores
         check_code, _, check_err = self.check_config(self.daemon.conf)
         self.assertEqual(check_code, 1)
         self.assertEqual(err.splitlines()[:-1], check_err.splitlines()[:-1])
-        event = self.daemon.wait_event(5, after=mark, event="config_error")
+        event = self.daemon.wait_event(HANG, after=mark, event="config_error")
         self.assertEqual((event["by_uid"], event["request"]), (0, "reload"))
         self.assertEqual(event["error_count"], len(err.splitlines()) - 1)
         self.assertFalse(self.daemon.find(mark, event="config_reloaded"))
@@ -88,7 +88,7 @@ cpu = 2 cores
         self.assertIn("reloaded: enforce mode, 2 rules (was 1)", out)
         self.assertIn("[violation] cpu", out)
         self.assertIn(f"rules changed in {self.rules_path()}", out)
-        event = self.daemon.wait_event(5, after=mark, event="config_reloaded")
+        event = self.daemon.wait_event(HANG, after=mark, event="config_reloaded")
         self.assertEqual((event["by_uid"], event["by"]), (0, "root"))
         self.assertEqual(self.violation_cpu(), 3.0)
         self.assert_stopped("lgnew")
@@ -105,14 +105,14 @@ cpu = 2 cores
         self.assertEqual(code, 1, out + err)
         self.assertIn(f"reload needs root or membership of the group {test_control.ADMIN_GROUP}",
                       err)
-        event = self.daemon.wait_event(5, after=mark, event="control_refused", uid=user.pw_uid)
+        event = self.daemon.wait_event(HANG, after=mark, event="control_refused", uid=user.pw_uid)
         self.assertEqual((event["by_uid"], event["request"]), (user.pw_uid, "reload"))
         self.assertFalse(self.daemon.find(mark, event="config_reloaded"))
         admin = self.users.add(test_control.ADMIN_GROUP)
         mark = self.daemon.mark()
         code, out, err = self.ctl("reload", user=admin)
         self.assertEqual(code, 0, err)
-        event = self.daemon.wait_event(5, after=mark, event="config_reloaded")
+        event = self.daemon.wait_event(HANG, after=mark, event="config_reloaded")
         self.assertEqual((event["by_uid"], event["by"]), (admin.pw_uid, test_control.ADMIN_GROUP))
 
     def test_check_config_judges_files_without_a_daemon(self):

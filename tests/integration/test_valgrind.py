@@ -18,20 +18,25 @@ import lgtest
 from lgtest import Daemon
 
 SUPPRESSIONS = os.path.join(lgtest.TOP_SRCDIR, "tests", "valgrind.supp")
-# valgrind makes the daemon some twenty times slower.
-SLOW = 10
+SAMPLE = 0.5
+WINDOW = 2.0
+# valgrind makes the daemon some twenty times slower: no figure here
+# depends on it, and every wait is a hang guard.
+HANG = lgtest.HANG
 
 
 def policy(parent, workdir):
-    return lgtest.enforcing(parent, workdir, sample_interval="1s") + f"""
+    # spin 2 gets a core when one other session takes the other, and more
+    # than the threshold with five other sessions wanting a core each.
+    return lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE:g}s") + f"""
 [violation]
-cpu = 1 cores
+cpu = 0.3 cores
 memory = 0
-window = 3s
+window = {WINDOW:g}s
 memory_pressure = 0
 [level 1]
 name = throttled
-cpu = 0.5 cores
+cpu = 0.15 cores
 memory = 1G
 stop = no
 duration = 10m
@@ -69,7 +74,7 @@ class Valgrind(lgtest.DaemonTestCase):
 
     @classmethod
     def make_daemon(cls):
-        return Daemon(cls.workdir, cls.policy(), start_timeout=SLOW * 6, wrapper=[
+        return Daemon(cls.workdir, cls.policy(), start_timeout=HANG, wrapper=[
             "valgrind", "--quiet", "--leak-check=full", "--show-leak-kinds=definite,indirect",
             "--errors-for-leak-kinds=definite,indirect", f"--suppressions={SUPPRESSIONS}",
             f"--log-file={cls.logs}/%p.log"])
@@ -91,27 +96,27 @@ class Valgrind(lgtest.DaemonTestCase):
         hog_user = self.users.add("lgtest50")
         miner_user = self.users.add("lgtest51")
         hog = self.procs.start([self.spin, "2", "1", "300", "x" * 20000], hog_user)
-        self.daemon.wait_event(SLOW * 6, event="limits_set", uid=hog_user.pw_uid, level=1)
+        self.daemon.wait_event(WINDOW + HANG, event="limits_set", uid=hog_user.pw_uid, level=1)
         miner = lgtest.private_copy(lgtest.SPIN, self.workdir, "lgminer")
         self.procs.start([miner, "1", "0.05", "600", "\x1b[2J" * 5000], miner_user)
-        self.daemon.wait_event(SLOW * 4, event="forbidden_process", uid=miner_user.pw_uid)
+        self.daemon.wait_event(HANG, event="forbidden_process", uid=miner_user.pw_uid)
         # valgrind 3.19 (Debian 12) does not know pidfd_open, and without a
         # pidfd the daemon signals no one else's process: stop_error.
         lgtest.wait_for(lambda: self.daemon.find(event="process_stopping", uid=miner_user.pw_uid)
                         or self.daemon.find(event="stop_error", uid=miner_user.pw_uid),
-                        SLOW * 2, "the stop, or why not")
-        self.daemon.wait_event(SLOW * 2, event="notice", uid=miner_user.pw_uid, channel="email",
+                        HANG, "the stop, or why not")
+        self.daemon.wait_event(HANG, event="notice", uid=miner_user.pw_uid, channel="email",
                                outcome="sent")
         mark = self.daemon.mark()
         self.daemon.proc.send_signal(signal.SIGHUP)
-        self.daemon.wait_event(SLOW * 2, after=mark, event="config_reloaded")
+        self.daemon.wait_event(HANG, after=mark, event="config_reloaded")
         self.daemon.write_dropin("99-broken.conf", "[violation]\ncpu = 2 cors\n")
         mark = self.daemon.mark()
         self.daemon.proc.send_signal(signal.SIGHUP)
-        self.daemon.wait_event(SLOW * 2, after=mark, event="config_error")
+        self.daemon.wait_event(HANG, after=mark, event="config_error")
         os.remove(f"{self.workdir}/conf.d/99-broken.conf")
         hog.kill()
-        self.assertEqual(self.daemon.stop(timeout=SLOW * 6), 0)
+        self.assertEqual(self.daemon.stop(timeout=HANG), 0)
         reports = self.valgrind_reports()
         self.assertGreaterEqual(len(reports), 2, "the daemon and its command line reader")
         for name, text in reports.items():

@@ -11,7 +11,10 @@ average beside it:
   3. a forbidden program's start to its stop (enforce mode);
   4. loginguardctl forgive's return to the share back on the user's
      cgroup (cpu.cfs_quota_us), and to the limits_set event;
-  5. an event's time to its line on `loginguardctl events --follow`.
+  5. an event's time to its line on `loginguardctl events --follow`;
+  6. pam_loginguard against a daemon that accepts and never answers
+     (timeout=500ms, fail=open): how long the login waits beyond its
+     timeout, and its round trip to the real daemon.
 
 Real daemon, real test users (lgtest*, removed again), real cgroups below
 this run's own; exits 77 without root."""
@@ -19,6 +22,7 @@ this run's own; exits 77 without root."""
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -27,6 +31,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import lgtest  # noqa: E402
+import pamenv  # noqa: E402
 
 RUNS = int(os.environ.get("LG_BENCH_LATENCY_RUNS", "5"))
 SAMPLE = 0.5
@@ -181,6 +186,40 @@ def follow(runs):
         b.close()
 
 
+def pam(runs):
+    print("\n== 6. pam_loginguard's deadline (timeout=500ms, fail=open), open_session")
+    if not pamenv.wrapper_library() or not os.path.exists(pamenv.LG_PAM):
+        print("  skipped: no pam_wrapper or no lg-pam")
+        return
+    b = Bench("observe")
+    env = pamenv.PamEnv()
+    hung = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        user = b.user("p")
+        path = os.path.join(env.workdir, "hung.sock")
+        hung.bind(path)
+        hung.listen(64)
+        hung.setblocking(False)
+        os.chmod(path, 0o666)
+        env.module_service("hung", [f"socket={path}", "timeout=500ms", "fail=open"])
+        env.module_service("real", [f"socket={b.workdir}/control.sock", "timeout=500ms"])
+        over, real = [], []
+        for _ in range(runs):
+            over.append(env.run("hung", user.pw_name, "open", as_user=user).step("open").ms - 500)
+            while True:  # the connections it left in the queue
+                try:
+                    hung.accept()[0].close()
+                except BlockingIOError:
+                    break
+            real.append(env.run("real", user.pw_name, "open", as_user=user).step("open").ms)
+        figure("a daemon that never answers: beyond the timeout", over, "ms")
+        figure("the real daemon: open_session", real, "ms")
+    finally:
+        hung.close()
+        env.cleanup()
+        b.close()
+
+
 def main():
     if os.geteuid() != 0:
         print("bench_latency: needs root (test users, cgroups); skipped")
@@ -191,6 +230,7 @@ def main():
     detection(RUNS)
     enforce(RUNS)
     follow(RUNS)
+    pam(RUNS)
     return 0
 
 

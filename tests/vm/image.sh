@@ -112,7 +112,7 @@ printf '[Match]\nName=en* eth*\n[Network]\nAddress=10.0.2.15/24\nGateway=10.0.2.
     >"$root/etc/systemd/network/10-qemu.network"
 chroot "$root" systemctl -q enable systemd-networkd
 chroot "$root" systemctl -q disable systemd-networkd-wait-online 2>/dev/null || true
-for t in apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer \
+for t in apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer e2scrub_reap.service \
     fstrim.timer systemd-tmpfiles-clean.timer; do
     chroot "$root" systemctl -q mask "$t"
 done

@@ -44,18 +44,7 @@ def policy(parent, workdir, mode):
     daemon = lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE:g}s")
     if mode == "observe":
         daemon = daemon.replace("mode = enforce", "mode = observe")
-    return daemon + f"""
-[violation]
-cpu = {CPU} cores
-memory = 0
-window = {WINDOW:g}s
-memory_pressure = 0
-[level 1]
-name = throttled
-cpu = {THROTTLE} cores
-stop = no
-duration = 10m
-"""
+    return daemon + lgtest.throttle_policy(CPU, WINDOW, THROTTLE)
 
 
 def figure(name, values, unit="s", scale=1.0):

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup_counters.h"
@@ -89,6 +90,19 @@ static int open_in(int root, const char *dir, const char *file)
     return openat(root, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 }
 
+/* Whether the group's descriptors are of the directory now named name:
+ * a user's cgroup removed (empty at a sweep) and made again (their next
+ * login) has the same name, and the old descriptors only read a cgroup
+ * that is gone. */
+static bool same_group(const struct user_counters *c, const struct user_cgroup *g,
+                       const char *name)
+{
+    struct stat held, now;
+    return fstat(g->procs_dirfd, &held) == 0 &&
+           fstatat(c->cpu_root, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+           held.st_ino == now.st_ino && held.st_dev == now.st_dev;
+}
+
 static void add_group(struct user_counters *c, uid_t uid, const char *name)
 {
     int v2 = c->version == 2;
@@ -132,10 +146,16 @@ void counters_discover(struct user_counters *c)
         if (de->d_type != DT_DIR || counters_parse_name(de->d_name, &uid) < 0)
             continue;
         struct user_cgroup *g = counters_find(c, uid);
-        if (g)
+        if (g && same_group(c, g, de->d_name)) {
             g->seen = true;
-        else
-            add_group(c, uid, de->d_name);
+            continue;
+        }
+        if (g) { /* made again: read afresh, from a new baseline */
+            close_group(g);
+            memmove(g, g + 1, (size_t)(c->groups + c->count - (g + 1)) * sizeof(*g));
+            c->count--;
+        }
+        add_group(c, uid, de->d_name);
     }
     closedir(d);
     size_t kept = 0;

@@ -71,6 +71,42 @@ static void test_memory_read_when_cpu_moved(void **state)
     remove_test_dir();
 }
 
+/* A user's cgroup removed (empty at a sweep) and made again (the next
+ * login) under the same name is read afresh: before, the descriptors of
+ * the removed one were kept, and on a real cgroup fs their reads fail for
+ * ever, so that user's usage was never seen again. */
+static void test_a_group_made_again_is_read_afresh(void **state)
+{
+    (void)state;
+    make_test_dir();
+    set_group(1000000000, 100, 1);
+    struct counter_roots roots = {.version = 1, .cpu = test_dir, .memory = test_dir,
+                                  .pids = test_dir};
+    struct user_counters c;
+    assert_int_equal(counters_open(&c, &roots), 0);
+    counters_discover(&c);
+    assert_int_equal(c.count, 1);
+    struct user_usage u;
+    assert_int_equal(counters_read(&c, &c.groups[0], &u), 0);
+    assert_int_equal(u.cpu_usec, 1000000);
+    char path[4096];
+    snprintf(path, sizeof(path), "rm -r '%s/user-1001'", test_dir);
+    assert_int_equal(system(path), 0);
+    set_group(5000000000, 200, 2);
+    counters_discover(&c);
+    assert_int_equal(c.count, 1);
+    assert_false(c.groups[0].have_last);
+    assert_int_equal(counters_read(&c, &c.groups[0], &u), 0);
+    assert_int_equal(u.cpu_usec, 5000000);
+    assert_int_equal(u.memory, 200);
+    /* The same directory still there: kept as it was. */
+    int fd = c.groups[0].cpu_fd;
+    counters_discover(&c);
+    assert_int_equal(c.groups[0].cpu_fd, fd);
+    counters_close(&c);
+    remove_test_dir();
+}
+
 /* The sweep reads every user's cgroup.procs (and those below it). */
 static void test_cgroup_procs_parsed(void **state)
 {
@@ -136,6 +172,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_read_when_cpu_moved),
+        cmocka_unit_test(test_a_group_made_again_is_read_afresh),
         cmocka_unit_test(test_cgroup_procs_parsed),
         cmocka_unit_test(test_cgroup_procs_every_sweep),
     };

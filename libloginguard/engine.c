@@ -165,7 +165,8 @@ static void track_window(const struct policy *p, struct user_state *us,
      * were in force (a backend can take seconds to set them, and the
      * next sample waits for it): the next rung's window starts after it,
      * so one burst never climbs two levels. */
-    if (us->last_violation && us->last_violation >= snap->now - snap->interval) {
+    if (us->limits_pending) {
+        us->limits_pending = false;
         us->cpu_over_since = us->mem_over_since = 0;
         return;
     }
@@ -218,6 +219,7 @@ static void raise_level(const struct policy *p, struct user_state *us,
     us->until = now + p->levels[us->level - 1].duration;
     d->until = us->until;
     us->last_violation = now;
+    us->limits_pending = true;
     us->quiet_since = now;
     us->violations++;
     /* The next rung needs a whole new window. */

@@ -48,6 +48,7 @@ struct user_state {
     double cpu_over_sum;      /* core-usec used during that run */
     uint64_t mem_over_since;  /* the same for [violation] memory */
     double mem_over_sum;      /* byte-usec */
+    bool limits_pending;      /* a violation at the last sample: its limits were being set */
     bool in_snapshot;         /* during engine_step: the user is in this sample */
 };
 

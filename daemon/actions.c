@@ -10,8 +10,6 @@
 #include "actions.h"
 #include "util.h"
 
-/* A process of a stop level is "offending" above OFFENDING_CPU (engine.h):
- * an idle shell or editor of the same user is left alone. */
 
 static const char *user_name(const struct actions *a, uid_t uid)
 {
@@ -77,7 +75,7 @@ void act_on_decision(const struct actions *a, const struct decision *x,
         if (!level || !level->stop)
             break;
         for (size_t i = 0; i < x->proc_count; i++)
-            if (ps[x->procs[i]].cpu >= OFFENDING_CPU)
+            if (engine_offending(x, &ps[x->procs[i]]))
                 stop_tree(a, procs, ps[x->procs[i]].pid, x->uid, level->name);
         break;
     default:

@@ -491,3 +491,16 @@ void engine_step(const struct policy *p, struct engine_state *st, const struct s
     judge_processes(p, st, snap, out);
     forget_idle_users(st);
 }
+
+/* A process that used OFFENDING_CPU at the last sample, or a tenth of
+ * what its user used over the window: under a level's throttle a job's
+ * processes share little each (four ranks held to 0.2 cores between
+ * them), and one that waited on a child at that sample is as much the
+ * job.  Never an exempt one, nor one next to idle (a shell, an editor). */
+bool engine_offending(const struct decision *d, const struct proc_sample *ps)
+{
+    double floor = d->cpu / 10 < OFFENDING_CPU ? d->cpu / 10 : OFFENDING_CPU;
+    if (floor < OFFENDING_CPU / 4)
+        floor = OFFENDING_CPU / 4;
+    return ps->class != CLASS_EXEMPT && ps->cpu >= floor;
+}

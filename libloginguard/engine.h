@@ -13,8 +13,8 @@
 #include "snapshot.h"
 
 #define TOP_PROCS 5
-/* At a level that stops, the processes of a violation that use at least
- * this many cores are stopped (the daemon's actions, and the replay). */
+/* At a level that stops, a violation's processes that use at least this
+ * many cores are stopped (engine_offending). */
 #define OFFENDING_CPU 0.1
 
 /* What the last violation was about, as a user is told at login. */
@@ -140,5 +140,9 @@ void decisions_free(struct decisions *d);
 const char *decision_name(enum decision_kind k);
 /* "cpu", "memory", "memory_pressure" (the decision's reason), or "". */
 const char *violation_reason_name(enum violation_reason r);
+
+/* Whether a violation's process is stopped at a level that stops (the
+ * daemon's actions, and the replay). */
+bool engine_offending(const struct decision *d, const struct proc_sample *ps);
 
 #endif

@@ -98,7 +98,7 @@ static void account(struct simulation *s, int k, const struct decision *x,
             o->highest = x->level_after;
         for (size_t i = 0; level && level->stop && i < x->proc_count; i++) {
             const struct proc_sample *ps = &snap->procs[x->procs[i]];
-            if (ps->cpu >= OFFENDING_CPU && ps->class != CLASS_EXEMPT)
+            if (engine_offending(x, ps))
                 add_stop(o, ps, snap->now, level->name, x->kind);
         }
         break;

@@ -441,6 +441,32 @@ static void test_forbidden_on_sight_once(void **state)
     assert_int_equal(step(f), 1);
 }
 
+/* Which processes a stopping level stops: the busy ones, and under a
+ * throttle also those with a tenth of their user's use (a job's four
+ * ranks held to 0.2 cores between them, a loop that waited on a child at
+ * that sample); never an exempt one, never one next to idle. */
+static void test_offending_processes(void **state)
+{
+    (void)state;
+    struct decision d = {.kind = DECISION_VIOLATION, .cpu = 0.49};
+    struct proc_sample busy = {.cpu = 0.25}, waited = {.cpu = 0.079}, idle = {.cpu = 0.01},
+                       exempt = {.cpu = 0.3, .class = CLASS_EXEMPT};
+    assert_true(engine_offending(&d, &busy));
+    assert_true(engine_offending(&d, &waited));   /* was let run: under 0.1 */
+    assert_false(engine_offending(&d, &idle));
+    assert_false(engine_offending(&d, &exempt));
+    struct proc_sample rank = {.cpu = 0.05};
+    d.cpu = 0.2;                                  /* four ranks under a throttle */
+    assert_true(engine_offending(&d, &rank));
+    d.cpu = 4;                                    /* unthrottled: 0.1 as before */
+    struct proc_sample little = {.cpu = 0.09};
+    assert_false(engine_offending(&d, &little));
+    d.cpu = 0;                                    /* a memory violation */
+    assert_false(engine_offending(&d, &idle));
+    struct proc_sample some = {.cpu = 0.03};
+    assert_true(engine_offending(&d, &some));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -456,6 +482,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_levels_rise_to_the_top_and_stay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_the_next_rung_counts_from_the_new_limits, setup,
                                         teardown),
+        cmocka_unit_test(test_offending_processes),
         cmocka_unit_test_setup_teardown(test_level_expires_then_decays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_violation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_pressure_acts_at_once, setup, teardown),

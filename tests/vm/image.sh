@@ -10,6 +10,8 @@
 # Needs root, mmdebstrap, e2fsprogs, busybox-static, cpio, openssh-client.
 set -eu
 cache=${1:?usage: image.sh CACHE_DIR}
+mkdir -p "$cache"
+cache=$(cd "$cache" && pwd -P)
 
 # The archive that apt on this machine uses (deb822 sources, else the
 # one-line list), so that the image has what the packages were built against.
@@ -39,11 +41,28 @@ if [ -f "$out/done" ]; then
     echo "$out"
     exit 0
 fi
-mkdir -p "$cache"
-rm -rf "$out" "$out.tmp"
+# A build killed midway leaves what mmdebstrap had mounted below its tree
+# (/proc, /sys, /dev/pts, /dev/shm): lift those mounts, deepest first,
+# before removing it, and never let rm cross into a mounted file system.
+# One build at a time, so that every unfinished tree is a dead one.
+discard() {
+    awk -v top="$1/" 'index($5, top) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+        while read -r m; do umount -l "$m"; done
+    rm -rf --one-file-system "$1"
+}
+exec 9>"$cache/lock"
+flock 9
+if [ -f "$out/done" ]; then
+    echo "$out"
+    exit 0
+fi
+for dead in "$cache"/image-*.tmp "$out"; do
+    if [ -e "$dead" ]; then discard "$dead"; fi
+done
 work="$out.tmp"
 mkdir -p "$work"
-trap 'rm -rf "$work"' EXIT
+trap 'discard "$work"' EXIT
+trap 'exit 1' HUP INT TERM
 root="$work/rootfs"
 
 # The run-time libraries of loginguard's packages are in the image, so
@@ -144,7 +163,8 @@ rm -rf "$root/var/cache/apt/archives/"*.deb "$root/var/lib/apt/lists/"*
 
 truncate -s 2G "$work/root.img"
 mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -d "$root" "$work/root.img"
-rm -rf "$root" "$init"
+discard "$root"
+rm -rf "$init"
 echo "$kver" >"$work/kernel-version"
 touch "$work/done"
 mv "$work" "$out"

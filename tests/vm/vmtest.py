@@ -92,6 +92,22 @@ def hogs_suspended(node):
     return len(states) == 2 and all(st.startswith("T") for st in states)
 
 
+def run_ended(node):
+    """Alice's hogs suspended, the run they began is over by the daemon's
+    own account: their last seconds no longer count towards her next
+    level, so a login of hers that starts a shell (a burst of CPU under
+    emulation) cannot close that run's window."""
+    pids = node.vm.out("pgrep -u alice -f '^sh -c s=1' || true").split()
+    if not pids:
+        return True
+    r = node.vm.run(f"loginguardctl --json why {pids[0]}", check=False)
+    try:
+        user = json.loads(r.stdout)["why"]["user"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    return user.get("cpu_run") is None
+
+
 def say(text):
     print(text, flush=True)
 
@@ -379,6 +395,7 @@ def hog_is_throttled(node):
     wait_for(lambda: cpu_max_cores(node.cpu_max(ALICE)) == THROTTLE, HANG,
              f"alice's cgroup limited to {THROTTLE} cores")
     wait_for(lambda: hogs_suspended(node), HANG, "alice's hogs suspended")
+    wait_for(lambda: run_ended(node), HANG, "the run of alice's hogs over")
     # The notice reaches her terminal as it is written: its first line,
     # then (a moment later over ssh) the sbatch line.
     wait_for(lambda: "are limited until" in session_output(node.hog) and
@@ -397,7 +414,8 @@ def standing_at_next_login(node):
     assert "LOGGED-IN" in out, out
     assert "loginguard: your processes on loginnode are" in out, out
     say("  shown at login: " + out.split("loginguard: ", 1)[1].splitlines()[0])
-    assert " 1 throttled " in node.status_row("alice")
+    row = node.status_row("alice")
+    assert " 1 throttled " in row, row
 
 
 def hog_measured_throttled(node):

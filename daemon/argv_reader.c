@@ -32,6 +32,8 @@ _Static_assert(sizeof(struct wire_answer) <= ARGV_WIRE_FIXED, "ARGV_WIRE_FIXED t
 _Static_assert(sizeof(struct argv_request) == 16, "a request has padding");
 
 #define READ_CHUNK 16384
+/* How often a runnable helper past its stall is looked at again. */
+#define RECHECK_USEC (50 * 1000)
 
 /* ---- the helper ---- */
 
@@ -201,6 +203,7 @@ int argv_reader_start(struct argv_reader *r, const char *proc_root, char *err, s
     memset(r, 0, sizeof(*r));
     r->sock = -1;
     r->helper = (struct argv_helper){-1, -1};
+    r->stall_usec = ARGV_STALL_USEC;
     r->proc_fd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (r->proc_fd < 0 || spawn(r) < 0) {
         snprintf(err, err_len, "cannot start the command line reader on %s: %s", proc_root,
@@ -251,6 +254,31 @@ int argv_reader_request(struct argv_reader *r, pid_t pid, uint64_t start_time, u
     return 0;
 }
 
+static void head_starts(struct argv_reader *r)
+{
+    r->head_since = now_boottime_usec();
+    r->head_check = r->head_since + r->stall_usec;
+}
+
+/* Whether the helper is runnable (state R): waiting for a CPU, or using
+ * one, rather than asleep in a read that someone else holds up.  Its own
+ * /proc entry, the real one whatever proc_root the reads use. */
+static bool helper_runnable(const struct argv_reader *r)
+{
+    char name[40], buf[512];
+    snprintf(name, sizeof(name), "/proc/%d/stat", (int)r->helper.pid);
+    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = procfs_pread(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *end = strrchr(buf, ')');
+    return end && end[1] == ' ' && end[2] == 'R';
+}
+
 /* Write what the helper has not been given yet, as far as its socket
  * takes it. */
 static void send_queued(struct argv_reader *r)
@@ -259,7 +287,7 @@ static void send_queued(struct argv_reader *r)
         if (send(r->sock, at(r, r->sent), sizeof(struct argv_request), MSG_NOSIGNAL) < 0)
             return; /* full (EAGAIN), or the helper is gone: the next poll sees */
         if (r->sent++ == 0)
-            r->head_since = now_boottime_usec();
+            head_starts(r);
     }
 }
 
@@ -269,7 +297,7 @@ static void pop(struct argv_reader *r)
     r->count--;
     if (r->sent)
         r->sent--;
-    r->head_since = now_boottime_usec(); /* the next one starts now */
+    head_starts(r); /* the next one starts now */
 }
 
 enum unread { HEAD, HEAD_AND_ITS_TAG, ALL };
@@ -381,14 +409,23 @@ size_t argv_reader_poll(struct argv_reader *r, uint64_t wait_usec,
         if (!r->count)
             return taken;
         uint64_t now = now_boottime_usec();
-        uint64_t stall = r->head_since + ARGV_STALL_USEC;
-        if (r->sent && now >= stall) {
-            taken += drop_helper(r, ARGV_BLOCKED, fn, arg);
+        if (r->sent && now >= r->head_check) {
+            if (helper_runnable(r) && now < r->head_since + ARGV_RUNNABLE_MAX_USEC) {
+                r->head_check = now + RECHECK_USEC;
+                continue;
+            }
+            /* Asleep: but an answer sent just before it went back to
+             * waiting for the next request is not a stall. */
+            size_t before = taken;
+            if (take_answers(r, fn, arg, &taken) < 0)
+                taken += drop_helper(r, ARGV_ERROR, fn, arg);
+            else if (taken == before)
+                taken += drop_helper(r, ARGV_BLOCKED, fn, arg);
             continue;
         }
         if (now >= until)
             return taken;
-        uint64_t next = r->sent && stall < until ? stall : until;
+        uint64_t next = r->sent && r->head_check < until ? r->head_check : until;
         struct pollfd p = {.fd = r->sock, .events = POLLIN};
         poll(&p, 1, (int)((next - now + 999) / 1000));
     }
@@ -401,5 +438,5 @@ int argv_reader_fd(const struct argv_reader *r)
 
 uint64_t argv_reader_deadline(const struct argv_reader *r)
 {
-    return r->count && r->sent ? r->head_since + ARGV_STALL_USEC : 0;
+    return r->count && r->sent ? r->head_check : 0;
 }

@@ -10,10 +10,13 @@
  * the request.  So the reads are done by a helper process: the daemon
  * sends it (pid, start time) requests over a socket and takes the
  * answers when they come.  When the helper has been on one request
- * longer than ARGV_STALL_USEC, it is killed (it dies when its read ends,
- * whenever that is, and is reaped then), that request and the others of
- * the same tag (the process's owner) are answered ARGV_BLOCKED, and a
- * fresh helper takes the rest.  At most ARGV_STUCK_MAX killed helpers
+ * longer than ARGV_STALL_USEC and is asleep (a read held by a FUSE
+ * server or by the lock sleeps; a helper that only waits for a CPU on a
+ * busy machine is runnable, and has up to ARGV_RUNNABLE_MAX_USEC), it
+ * is killed (it dies when its read ends, whenever that is, and is
+ * reaped then), that request and the others of the same tag (the
+ * process's owner) are answered ARGV_BLOCKED, and a fresh helper takes
+ * the rest.  At most ARGV_STUCK_MAX killed helpers
  * may wait for their reads to end: past that, requests are answered
  * ARGV_ERROR (nothing read) until one has ended.
  *
@@ -31,6 +34,7 @@
 #include "snapshot.h"
 
 #define ARGV_STALL_USEC (500 * 1000)
+#define ARGV_RUNNABLE_MAX_USEC (5 * 1000 * 1000)
 #define ARGV_STUCK_MAX 16
 #define ARGV_CAP (256 * 1024)
 #define ARGV_QUEUE_MAX 65536
@@ -77,6 +81,8 @@ struct argv_reader {
     struct argv_request *queue;
     size_t head, count, capacity, sent;
     uint64_t head_since;          /* boottime usec the oldest sent one was sent */
+    uint64_t head_check;          /* when the helper is next looked at for a stall */
+    uint64_t stall_usec;          /* ARGV_STALL_USEC; a test may choose another */
     struct argv_helper stuck[ARGV_STUCK_MAX]; /* killed, their reads not ended */
     size_t stuck_count;
     uint64_t restarts, blocked;   /* for status and metrics */

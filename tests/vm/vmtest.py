@@ -600,6 +600,15 @@ def build_debs(srcdir, workdir):
                   if n.endswith(".deb") and "dbgsym" not in n)
 
 
+def at_failure(node):
+    """What the node looked like when a scenario failed: the latest
+    events, and what each open ssh session has shown."""
+    r = node.vm.run("tail -n 12 /var/log/loginguard/events.jsonl", check=False, timeout=30)
+    shown = [f"  session {os.path.basename(p.log)}: {session_output(p)[-400:]!r}"
+             for p in node.sessions if p.poll() is None]
+    return "\n".join(["  latest events:", r.stdout.rstrip()] + shown)
+
+
 def run_backend(backend, image, debs, workdir, upgrade):
     passed = failed = 0
     vm = VM(image, workdir)
@@ -615,6 +624,7 @@ def run_backend(backend, image, debs, workdir, upgrade):
                 passed += 1
             except Exception as e:  # noqa: BLE001 - every failure is reported, then the next
                 say(f"FAIL: [{label}] {name}: {e!r}\n{traceback.format_exc(limit=-2)}")
+                say(at_failure(node))
                 failed += 1
                 if name == "share at login":
                     break

@@ -10,7 +10,6 @@
 #include "actions.h"
 #include "util.h"
 
-
 static const char *user_name(const struct actions *a, uid_t uid)
 {
     return users_lookup(a->users, a->policy, uid)->name;

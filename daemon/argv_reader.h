@@ -16,9 +16,9 @@
  * is killed (it dies when its read ends, whenever that is, and is
  * reaped then), that request and the others of the same tag (the
  * process's owner) are answered ARGV_BLOCKED, and a fresh helper takes
- * the rest.  At most ARGV_STUCK_MAX killed helpers
- * may wait for their reads to end: past that, requests are answered
- * ARGV_ERROR (nothing read) until one has ended.
+ * the rest.  At most ARGV_STUCK_MAX killed helpers may wait for their
+ * reads to end: past that, requests are answered ARGV_ERROR (nothing
+ * read) until one has ended.
  *
  * The helper reads at most ARGV_CAP bytes of a command line: the first
  * ARGV_KEEP come back (snapshot.h), with the whole length and a SHA-256

@@ -160,32 +160,11 @@ static uint64_t runtime_of(const struct notifier *nt, const struct proc_sample *
     return now > started ? now - started : 0;
 }
 
-/* The process the notice is about: for a warning or a throttle, the
- * busiest whose command line is known, so that the sbatch line it
- * suggests runs the job (the busiest of all may be a child that had just
- * started, seen before its command line was read); for a stop, the one
- * stopped. */
-static const struct proc_sample *notice_process(const struct decision *x,
-                                                const struct snapshot *snap,
-                                                enum notice_kind kind)
-{
-    if (!x->proc_count)
-        return NULL;
-    if (kind == NOTICE_WARNED || kind == NOTICE_THROTTLED) {
-        for (size_t i = 0; i < x->proc_count; i++) {
-            const struct proc_sample *ps = &snap->procs[x->procs[i]];
-            if (ps->argv_len)
-                return ps;
-        }
-    }
-    return &snap->procs[x->procs[0]];
-}
-
 static bool render(const struct notifier *nt, const struct decision *x,
                    const struct snapshot *snap, enum notice_kind kind, const char *user,
                    struct notice *n)
 {
-    const struct proc_sample *ps = notice_process(x, snap, kind);
+    const struct proc_sample *ps = notice_process_for(x, snap, kind);
     struct notice_facts f = {
         .policy = nt->policy,
         .decision = x,

@@ -54,6 +54,21 @@ struct decision notice_standing_decision(const struct user_state *us)
     };
 }
 
+const struct proc_sample *notice_process_for(const struct decision *x, const struct snapshot *snap,
+                                             enum notice_kind kind)
+{
+    if (!x->proc_count)
+        return NULL;
+    if (kind == NOTICE_WARNED || kind == NOTICE_THROTTLED) {
+        for (size_t i = 0; i < x->proc_count; i++) {
+            const struct proc_sample *ps = &snap->procs[x->procs[i]];
+            if (ps->argv_len)
+                return ps;
+        }
+    }
+    return &snap->procs[x->procs[0]];
+}
+
 static void add(struct notice_values *v, const char *name, bool safe, char *value)
 {
     if (v->count == NOTICE_FIELD_MAX) {

@@ -21,6 +21,14 @@ bool notice_kind_for(const struct policy *p, const struct decision *x, enum noti
  * login_refused notices: their level as its last violation entered it. */
 struct decision notice_standing_decision(const struct user_state *us);
 
+/* The process the notice is about, of x's top processes in snap, or NULL
+ * if it names none: for a warning or a throttle, the busiest whose
+ * command line is known, so that the sbatch line it suggests runs the job
+ * (the busiest of all may be a child that had just started, seen before
+ * its command line was read); for a stop, the one stopped. */
+const struct proc_sample *notice_process_for(const struct decision *x, const struct snapshot *snap,
+                                             enum notice_kind kind);
+
 /* What the builder knows beyond the decision. */
 struct notice_facts {
     const struct policy *policy;

@@ -95,6 +95,30 @@ static void test_throttle_values_have_the_numbers(void **state)
     policy_free(&p);
 }
 
+/* The busiest process of a throttled user was a child seen before its
+ * command line was read (in the VM, the hog's own short-lived helper): a
+ * warning or throttle notice is about the busiest with a command line, so
+ * its sbatch line runs the job; a stop notice names the process stopped. */
+static void test_notice_is_about_a_process_with_a_command_line(void **state)
+{
+    (void)state;
+    static char argv[] = "python3\0train.py";
+    struct proc_sample procs[] = {
+        {.pid = 100, .comm = "lgctl", .cpu = 1.2},
+        {.pid = 101, .comm = "python3", .argv = argv, .argv_len = sizeof(argv) - 1, .cpu = 0.9},
+    };
+    struct snapshot snap = {.procs = procs, .proc_count = 2};
+    struct decision x = {.kind = DECISION_VIOLATION, .procs = {0, 1}, .proc_count = 2};
+    assert_int_equal(notice_process_for(&x, &snap, NOTICE_WARNED)->pid, 101);
+    assert_int_equal(notice_process_for(&x, &snap, NOTICE_THROTTLED)->pid, 101);
+    assert_int_equal(notice_process_for(&x, &snap, NOTICE_STOPPED)->pid, 100);
+    /* None has a command line yet: still the busiest, without an sbatch line. */
+    procs[1].argv_len = 0;
+    assert_int_equal(notice_process_for(&x, &snap, NOTICE_THROTTLED)->pid, 100);
+    x.proc_count = 0;
+    assert_null(notice_process_for(&x, &snap, NOTICE_THROTTLED));
+}
+
 static void test_release_has_no_program_lines(void **state)
 {
     (void)state;
@@ -239,6 +263,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kind_follows_the_level),
         cmocka_unit_test(test_throttle_values_have_the_numbers),
+        cmocka_unit_test(test_notice_is_about_a_process_with_a_command_line),
         cmocka_unit_test(test_release_has_no_program_lines),
         cmocka_unit_test(test_rate_limit_is_per_user_and_kind),
         cmocka_unit_test(test_rate_limit_survives_a_restart),

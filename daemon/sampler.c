@@ -438,8 +438,11 @@ static int refresh(struct sampler *s, const struct policy *p, struct tracked_pro
         if (read_runtime(t, &runtime) < 0)
             return -1;
         s->stats.procs_read++;
-        if (runtime == t->sched_runtime) {
-            /* It has not run: same ticks, same memory, same program. */
+        if (runtime == t->sched_runtime && !t->stat_due) {
+            /* It has not run: same ticks, same program, and the same
+             * memory unless another process wrote into it (its parent
+             * with process_vm_writev, a tracer): stat is read again
+             * after every sweep, whatever the run time. */
             if (now - t->read_at >= interval / 2) {
                 t->cpu = 0;
                 t->read_at = now;
@@ -462,6 +465,7 @@ static int refresh(struct sampler *s, const struct policy *p, struct tracked_pro
             return -1;
     }
     update_usage(s, t, &st, now, interval, false);
+    t->stat_due = false;
     hold_descriptor(s, t);
     return 0;
 }
@@ -1223,6 +1227,7 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
         }
         /* Usage is left to the samples, which time their own readings. */
         t->generation = sweep_generation;
+        t->stat_due = true;
         if (!t->ignored && look_for_execs && ran_since_sweep(s, t) &&
             reread_program(s, p, t) < 0)
             t->generation = 0; /* gone: pruned below */

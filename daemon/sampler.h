@@ -61,6 +61,7 @@ struct tracked_proc {
     bool argv_blocked;          /* reading it stalled: judged without it, not asked again */
     bool outside;               /* counters: not in its owner's cgroup, read from /proc */
     bool suspect;               /* left its owner's cgroup once: its place is read every sample */
+    bool stat_due;              /* read stat at the next sample even if it has not run */
     int held_fd;                /* -1 when none is held */
     uint64_t sched_runtime;     /* ns, from schedstat, when it is the held one */
     uint64_t swept_activity;    /* run time or ticks at the last sweep */

@@ -580,28 +580,16 @@ def assert_not_throttled(test, cpu_dir, periods=10):
                      f"{cpu_dir} was throttled")
 
 
-def cpu_rates(pids, seconds):
-    """Cores each process used over the same `seconds`: a figure to
-    compare with a reference process measured alongside, never on its
-    own (the machine may be busy)."""
-    before, t0 = [cpu_seconds(p) for p in pids], time.monotonic()
-    time.sleep(seconds)
-    after, t1 = [cpu_seconds(p) for p in pids], time.monotonic()
-    return [(a - b) / (t1 - t0) for a, b in zip(after, before)]
-
-
-def cpu_seconds(pid):
-    """utime + stime of a process, in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_rate(pid, seconds):
-    """Cores a process used over the next `seconds`."""
-    before, t0 = cpu_seconds(pid), time.monotonic()
-    time.sleep(seconds)
-    return (cpu_seconds(pid) - before) / (time.monotonic() - t0)
+def rss_bytes(pid):
+    """A process's resident memory (VmRSS), 0 if it has none or is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except FileNotFoundError:
+        pass
+    return 0
 
 
 def read(path):

@@ -9,11 +9,12 @@ machine's cgroups, below the test run's own cgroup):
   counted where it is and put back;
 - a rootless container's subordinate uids count for their owner;
 - processes that live less than a sample count, whether their parent
-  reaps them or they are orphaned (observe mode, /proc sampling)."""
+  reaps them or they are orphaned (observe mode, /proc sampling);
+- memory written into a process that never runs again counts (observe
+  mode, /proc sampling)."""
 
 import os
-import shutil
-import subprocess
+import signal
 
 import lgtest
 from lgtest import wait_for
@@ -247,6 +248,49 @@ memory_pressure = 0
         user = self.users.add("lgtest17")
         self.busy_loops(user, orphaned=True)
         self.flagged(user)
+
+
+class SleepingMemory(lgtest.DaemonTestCase):
+    """/proc sampling (observe mode, no per-user cgroups), which reads a
+    process's stat only when its run time moved: a child that sleeps while
+    its parent fills its memory with process_vm_writev must still count."""
+    MB = 300
+
+    @classmethod
+    def policy(cls):
+        return f"""
+[daemon]
+mode = observe
+sample_interval = {SAMPLE:g}s
+scan_interval = {SCAN:g}s
+min_uid = {lgtest.TEST_UID_MIN}
+[violation]
+cpu = 0
+memory = 200M
+window = {WINDOW:g}s
+memory_pressure = 0
+"""
+
+    @classmethod
+    def prepare(cls):
+        cls.remotefill = lgtest.private_copy(os.path.join(HELPERS, "remotefill"), cls.workdir,
+                                             "remotefill")
+
+    def test_memory_written_into_a_sleeping_process_counts(self):
+        user = self.users.add("lgtest18")
+        parent = self.procs.start([self.remotefill, str(self.MB)], user)
+        children = f"/proc/{parent.pid}/task/{parent.pid}/children"
+        child = int(wait_for(lambda: lgtest.read(children).split(), HANG, "the child")[0])
+        # The daemon has read the child, asleep with nothing in its memory...
+        self.daemon.wait_samples(3)
+        self.assertEqual(self.daemon.find(event="violation", uid=user.pw_uid), [])
+        # ...which its parent now fills, while its run time stands still.
+        os.kill(parent.pid, signal.SIGUSR1)
+        wait_for(lambda: lgtest.rss_bytes(child) >= self.MB << 20, HANG, "the child filled")
+        event = self.daemon.wait_event(SCAN + WINDOW + HANG, event="violation", uid=user.pw_uid)
+        self.assertEqual(event["reason"], "memory")
+        self.assertEqual(event["processes"][0]["pid"], child)
+        self.assertGreaterEqual(event["processes"][0]["rss_bytes"], self.MB << 20)
 
 
 if __name__ == "__main__":

@@ -263,6 +263,11 @@ static void note_exit(const struct ts_exit *e, void *arg)
  * before the next sample anyway. */
 #define DRAIN_PERIOD (100 * 1000)
 
+/* An exec of a forbidden program brings the next sample forward, to no
+ * sooner than this after the last: a user's execs cannot drive the
+ * sample rate beyond four a second. */
+#define EARLY_SAMPLE_GAP (250 * 1000)
+
 static bool listening(const struct daemon *d)
 {
     return d->connector.fd >= 0 || d->exits.fd >= 0;
@@ -598,6 +603,15 @@ void daemon_tick(struct daemon *d)
     metrics_sampled(d, now);
 }
 
+/* A forbidden program was exec'd: it is judged (and, enforcing,
+ * stopped) in a sample now, not up to an interval later. */
+static void sample_early(struct daemon *d)
+{
+    uint64_t soonest = d->sampler.last_sample + EARLY_SAMPLE_GAP;
+    if (soonest < d->next_sample)
+        d->next_sample = soonest;
+}
+
 static void earliest(uint64_t *next, uint64_t t)
 {
     if (t && t < *next)
@@ -668,8 +682,11 @@ void daemon_run(struct daemon *d)
         /* Signals are delivered only inside ppoll: no lost wake-up. */
         /* POLLERR too: an overflow (ENOBUFS) is reported that way. */
         int ready = ppoll(pfd, n, &ts, &waiting);
-        if (ready > 0 && (pfd[PFD_CONNECTOR].revents || pfd[PFD_EXITS].revents))
+        if (ready > 0 && (pfd[PFD_CONNECTOR].revents || pfd[PFD_EXITS].revents)) {
             drain_news(d);
+            if (sampler_forbidden_exec(&d->sampler, &d->policy))
+                sample_early(d);
+        }
         else if (drain_waits && env_boottime(&d->env) >= d->next_drain)
             d->next_drain = 0; /* watch the sockets again */
         uint64_t now = env_boottime(&d->env), reader = argv_reader_deadline(&d->sampler.argv);

@@ -772,6 +772,8 @@ void sampler_note_event(struct sampler *s, const struct pc_event *ev)
          * first (an exit event for the pid), then the process goes on
          * under the same pid: the exec is the last word. */
         *f = (*f & ~(unsigned)MARK_GONE) | MARK_EXECED;
+        if (s->exec_count < EXEC_JUDGE_MAX)
+            s->execs[s->exec_count++] = ev->pid;
         break;
     case PC_UID:
         *f |= MARK_UID;
@@ -780,6 +782,45 @@ void sampler_note_event(struct sampler *s, const struct pc_event *ev)
         *f |= MARK_GONE;
         break;
     }
+}
+
+/* Whether pid runs a forbidden program, by its executable and name, for
+ * a person the rules apply to. */
+static bool runs_forbidden(struct sampler *s, const struct policy *p, pid_t pid)
+{
+    int dirfd = open_proc_dir(s, pid);
+    if (dirfd < 0)
+        return false;
+    bool forbidden = false;
+    struct stat dir_st;
+    char buf[STAT_BUF];
+    struct proc_stat st;
+    int fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t n = fd >= 0 ? procfs_pread(fd, buf, STAT_BUF - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n > 0 && procfs_parse_stat(buf, (size_t)n, &st) == 0 && fstat(dirfd, &dir_st) == 0 &&
+        subuid_owner(&s->subuids, dir_st.st_uid) >= p->min_uid) {
+        char *exe = read_exe(dirfd);
+        struct program_facts f = {.exe = exe};
+        if (exe)
+            exe_identity(s, dirfd, &f);
+        const struct program *prog = programs_get(&s->programs, &p->rules, &f);
+        forbidden = classify_process(&p->rules, prog, st.comm).class == CLASS_FORBIDDEN;
+        programs_put(&s->programs, prog);
+        free(exe);
+    }
+    close(dirfd);
+    return forbidden;
+}
+
+bool sampler_forbidden_exec(struct sampler *s, const struct policy *p)
+{
+    bool found = false;
+    for (size_t i = 0; i < s->exec_count && !found; i++)
+        found = runs_forbidden(s, p, s->execs[i]);
+    s->exec_count = 0;
+    return found;
 }
 
 void sampler_note_lost(struct sampler *s)
@@ -792,6 +833,7 @@ void sampler_events_live(struct sampler *s, bool live)
     s->events_live = live;
     s->rescan = s->rescan || live;
     pid_marks_clear(&s->marks);
+    s->exec_count = 0;
 }
 
 /* What the connector reported since the last sample: new processes are
@@ -819,6 +861,7 @@ static void apply_marks(struct sampler *s, const struct policy *p, uint64_t now,
             forget(s, t);
     }
     pid_marks_clear(&s->marks);
+    s->exec_count = 0; /* judged here */
 }
 
 static void add_procfs_usage(struct sampler *s, struct snapshot *snap, struct uid_index *ix,

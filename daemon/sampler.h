@@ -47,6 +47,11 @@
 #include "taskstats.h"
 #include "users.h"
 
+/* Execs judged as they are reported, per drain of the connector (every
+ * 100 ms at most): a user who execs faster costs no more, and their
+ * later execs are judged at the sample, as every exec was before. */
+#define EXEC_JUDGE_MAX 64
+
 struct tracked_proc {
     struct tracked_proc *next;  /* hash chain */
     pid_t pid;
@@ -151,6 +156,10 @@ struct sampler {
     size_t new_count, new_capacity;
     /* The proc connector's news since the last sample. */
     struct pid_marks marks;
+    /* Execs reported since the loop last asked sampler_forbidden_exec:
+     * at most EXEC_JUDGE_MAX, the rest wait for the sample. */
+    pid_t execs[EXEC_JUDGE_MAX];
+    size_t exec_count;
     bool events_live;   /* news come in: no /proc listing each sample */
     bool rescan;        /* news were lost: a full sweep at the next sample */
     /* List the per-user cgroups again at the next sample.  stale: they
@@ -223,6 +232,12 @@ size_t sampler_take_new(struct sampler *s, const struct new_proc **procs);
 void sampler_events_live(struct sampler *s, bool live);
 /* One event from the proc connector, acted on at the next sample. */
 void sampler_note_event(struct sampler *s, const struct pc_event *ev);
+/* Whether an exec reported since the last call started a forbidden
+ * program, by its executable and name (the rules' verdict is kept per
+ * program, so this is a few reads a process): the daemon then samples
+ * early, and stops it there.  A rule that needs the command line judges
+ * at the sample, which reads it. */
+bool sampler_forbidden_exec(struct sampler *s, const struct policy *p);
 /* Events were lost (ENOBUFS): the next sample sweeps all of /proc. */
 void sampler_note_lost(struct sampler *s);
 /* A process ended, with all the CPU it used (taskstats): what of it no

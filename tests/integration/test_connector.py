@@ -19,11 +19,11 @@ SAMPLE = 0.5
 HANG = lgtest.HANG
 
 
-def policy(parent, workdir, connector, scan):
+def policy(parent, workdir, connector, scan, sample=SAMPLE, mode="enforce"):
     # [violation] cpu well above what the light miner uses: nothing about
     # its usage makes the daemon look at its user's processes.
-    return lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE:g}s",
-                            scan_interval=scan, proc_connector=connector) + """
+    return lgtest.enforcing(parent, workdir, sample_interval=f"{sample:g}s",
+                            scan_interval=scan, proc_connector=connector, mode=mode) + """
 [violation]
 cpu = 4 cores
 memory = 0
@@ -129,6 +129,48 @@ class WithConnector(Base):
                 "time.sleep(60)\n")
         proc = self.known_then_exec(user, ["/usr/bin/python3", "-c", code], "python3", fifo)
         self.assert_stopped(user, proc)
+
+
+class EarlyBase(Base):
+    """Samples 20 s apart: a forbidden program is judged when the
+    connector reports its exec, in a sample brought forward, not at the
+    next regular one.  By the event's own figure: the sample that judged
+    it covered less than half an interval.  (The delay from exec to
+    SIGTERM: make bench prints it.)"""
+    sample = 20.0
+    mode = "enforce"
+
+    @classmethod
+    def policy(cls):
+        return policy(cls.parent, cls.workdir, cls.connector, cls.scan, cls.sample, cls.mode)
+
+    def judged_early(self, user):
+        # The start-up sample is behind us: the next is 20 s away.
+        wait_for(lambda: self.daemon.samples() >= 1, HANG, "the first sample")
+        proc = self.procs.start([self.miner, "1", "0.05"], user)
+        event = self.daemon.wait_event(self.sample + HANG, event="forbidden_process",
+                                       uid=user.pw_uid)
+        self.assertEqual(event["processes"][0]["pid"], proc.pid)
+        self.assertLess(event["usage"]["window_s"], self.sample / 2, event)
+        return proc
+
+
+class ExecJudgedAtOnce(EarlyBase):
+    def test_a_forbidden_exec_is_stopped_before_the_next_sample(self):
+        user = self.users.add("lgtest25")
+        proc = self.judged_early(user)
+        self.assert_stopped(user, proc)
+
+
+class ExecJudgedAtOnceObserving(EarlyBase):
+    mode = "observe"
+
+    def test_a_forbidden_exec_is_reported_before_the_next_sample(self):
+        user = self.users.add("lgtest26")
+        proc = self.judged_early(user)
+        self.assertIs(self.daemon.find(event="forbidden_process", uid=user.pw_uid)[0]["applied"],
+                      False)
+        self.assertTrue(lgtest.alive(proc.pid))
 
 
 class WithoutConnector(Base):

@@ -301,6 +301,30 @@ static json_t *reload(struct daemon *d, const struct control_conn *c)
     return r;
 }
 
+/* Whether the user a request names is the asker: by uid, or by the name
+ * of the asker's own uid. */
+static bool names_self(struct daemon *d, const struct control_request *req, uid_t asker)
+{
+    return req->by_uid ? req->uid == asker : strcmp(req->name, name_of(d, asker)) == 0;
+}
+
+/* What a request about someone else asks, for its refusal. */
+static const char *about_another(enum control_op op)
+{
+    switch (op) {
+    case CONTROL_FORGIVE:
+        return "forgive";
+    case CONTROL_EXEMPT:
+        return "exempt";
+    case CONTROL_SESSION:
+        return "a session for another user";
+    case CONTROL_ACCOUNT:
+        return "asking about another user's login";
+    default:
+        return "asking about another user";
+    }
+}
+
 json_t *control_request(struct control_conn *c, const char *line, size_t len, void *arg)
 {
     struct daemon *d = arg;
@@ -309,7 +333,7 @@ json_t *control_request(struct control_conn *c, const char *line, size_t len, vo
     if (control_parse_request(line, len, &req, &err) < 0)
         return control_reply_error(err.code, err.message);
     if (c->peer.admin < 0)
-        c->peer.admin = control_uid_admin(c->peer.uid, d->policy.admin_group);
+        c->peer.admin = daemon_admin(d, c->peer.uid);
     uint64_t now = env_realtime(&d->env);
     bool admin = c->peer.admin == 1;
     if (req.op == CONTROL_STATUS)
@@ -324,6 +348,10 @@ json_t *control_request(struct control_conn *c, const char *line, size_t len, vo
     /* Every user's usage and level: for those who may see everyone. */
     if (req.op == CONTROL_METRICS)
         return c->peer.admin == 1 ? metrics_reply(d) : refuse(d, c, req.op, "metrics");
+    /* Permission first: one who is no admin may name only themselves, so
+     * no directory is asked about a name they send. */
+    if (!admin && req.has_user && !names_self(d, &req, c->peer.uid))
+        return refuse(d, c, req.op, about_another(req.op));
     uid_t uid;
     if (resolve(d, &req, c->peer.uid, &uid, &err) < 0)
         return control_reply_error(err.code, err.message);

@@ -389,6 +389,7 @@ int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out
         d->policy.cluster_database = d->policy.cluster_node = NULL;
         policy_free(&d->policy);
         d->policy = fresh;
+        admin_cache_forget(&d->admins); /* admin_group may be another */
         reload_event(d, "config_reloaded", out->summary, by, NULL);
         cluster_daemon_reloaded(d, database, node);
         free(database);
@@ -610,6 +611,13 @@ static void sample_early(struct daemon *d)
     uint64_t soonest = d->sampler.last_sample + EARLY_SAMPLE_GAP;
     if (soonest < d->next_sample)
         d->next_sample = soonest;
+}
+
+bool daemon_admin(struct daemon *d, uid_t uid)
+{
+    bool subordinate = subuid_owner(&d->sampler.subuids, uid) != uid;
+    return admin_cache_check(&d->admins, uid, subordinate, d->policy.admin_group,
+                             env_boottime(&d->env));
 }
 
 static void earliest(uint64_t *next, uint64_t t)

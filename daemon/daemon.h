@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "admin_cache.h"
 #include "cluster.h"
 #include "control_server.h"
 #include "enforcer.h"
@@ -56,6 +57,7 @@ struct daemon {
     struct notice_jobs notice_jobs;  /* desktop and mail children under way */
     struct persist persist;  /* the state files, and what waits to be written */
     struct control_server control; /* loginguardctl's socket; fd -1 when not listening */
+    struct admin_cache admins;     /* who is root or in admin_group, by uid */
     struct history history;  /* each active user's last hour, for loginguardctl user */
     struct metrics metrics;  /* counts for loginguardctl metrics and metrics_file */
     struct trace_writer trace; /* what the engine saw, for loginguardctl simulate */
@@ -71,6 +73,9 @@ extern volatile sig_atomic_t stop_requested;
 extern volatile sig_atomic_t reload_requested;
 
 int daemon_load_policy(struct daemon *d, struct policy *out, bool report, struct errors *keep);
+/* Whether uid is root or in admin_group: asked of the directory at most
+ * once a minute a uid (admin_cache.h). */
+bool daemon_admin(struct daemon *d, uid_t uid);
 /* Lock the state directory (made if missing); -1 after saying why. */
 int daemon_lock_state(struct daemon *d);
 int daemon_start(struct daemon *d);

@@ -161,7 +161,7 @@ static const struct user_state *refused(struct daemon *d, uid_t uid, int deny_le
     const struct user_state *us = deny_level > 0 ? at_level(d, uid, now) : NULL;
     if (!us || us->level < deny_level || protected(d, uid, now))
         return NULL;
-    return control_uid_admin(uid, d->policy.admin_group) ? NULL : us;
+    return daemon_admin(d, uid) ? NULL : us;
 }
 
 json_t *login_account_reply(struct daemon *d, uid_t uid, int deny_level)

@@ -186,6 +186,15 @@ class Control(ControlCase):
         self.assertEqual((removed["by_uid"], removed["by"]), (admin.pw_uid, ADMIN_GROUP))
         self.assertIsNone(self.ctl_json("user", "lgtest5")["user"]["exempt_until"])
 
+    def test_a_name_not_the_askers_is_refused_before_any_lookup(self):
+        # A name no directory knows costs every NSS module a lookup (on an
+        # LDAP node, a wait in the daemon's loop): one who is no admin is
+        # refused before it, and learns nothing of which names exist.
+        user = self.users.add("lgtest7")
+        self.assert_refused(user, "user", "user", "lgtest-nobody-has-this")
+        code, out, err = self.ctl("me", user=user)
+        self.assertEqual(code, 0, err)
+
     def test_exit_codes_tell_unreachable_from_refused_and_usage(self):
         code, out, err = self.ctl("user", "lgtest-nobody-has-this")
         self.assertEqual(code, 1)

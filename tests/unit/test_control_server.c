@@ -1,6 +1,7 @@
 /* The control socket's connections (control_server.c): what a client
  * gets back, and what a slow, oversized, half-written or idle one cannot
- * do to the daemon. */
+ * do to the daemon; and who counts as an admin (admin_cache.c), at what
+ * cost to the directory. */
 #include "config.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admin_cache.h"
 #include "control_server.h"
 #include "testutil.h"
 #include "util.h"
@@ -302,6 +304,47 @@ static void test_root_is_admin_and_a_nobody_is_not(void **state)
     assert_false(control_uid_admin(4000000, "nogroup")); /* no passwd entry */
 }
 
+/* The directory stand-in for the admin cache: uid 1000 is an admin; every
+ * call counted. */
+static unsigned directory_calls;
+
+static bool directory(uid_t uid, const char *group)
+{
+    (void)group;
+    directory_calls++;
+    return uid == 1000;
+}
+
+/* A user connecting in a loop costs the directory one lookup a minute; a
+ * subordinate uid and root cost none; a reload asks again. */
+static void test_admin_answers_are_kept_a_minute(void **state)
+{
+    (void)state;
+    struct admin_cache c = {.lookup = directory};
+    directory_calls = 0;
+    uint64_t t = 5 * ADMIN_CACHE_AGE;
+    for (int i = 0; i < 1000; i++) {
+        assert_true(admin_cache_check(&c, 1000, false, "admins", t + (uint64_t)i));
+        assert_false(admin_cache_check(&c, 1001, false, "admins", t + (uint64_t)i));
+    }
+    assert_int_equal(directory_calls, 2);
+    assert_true(admin_cache_check(&c, 0, false, "admins", t));
+    assert_false(admin_cache_check(&c, 1000, true, "admins", t));
+    assert_false(admin_cache_check(&c, 1000, false, "", t));
+    assert_int_equal(directory_calls, 2);
+    /* A minute on, asked again. */
+    assert_true(admin_cache_check(&c, 1000, false, "admins", t + ADMIN_CACHE_AGE));
+    assert_int_equal(directory_calls, 3);
+    admin_cache_forget(&c);
+    assert_true(admin_cache_check(&c, 1000, false, "admins", t + ADMIN_CACHE_AGE));
+    assert_int_equal(directory_calls, 4);
+    /* Many uids: at most ADMIN_CACHE_MAX kept, the oldest make way. */
+    for (uid_t u = 2000; u < 2000 + 3 * ADMIN_CACHE_MAX; u++)
+        admin_cache_check(&c, u, false, "admins", t + ADMIN_CACHE_AGE + u);
+    assert_int_equal(c.count, ADMIN_CACHE_MAX);
+    assert_int_equal(c.lookups, 4 + 3 * ADMIN_CACHE_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -314,6 +357,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_client_that_does_not_read_does_not_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipelined_requests_are_all_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_root_is_admin_and_a_nobody_is_not, setup, teardown),
+        cmocka_unit_test(test_admin_answers_are_kept_a_minute),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

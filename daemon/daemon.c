@@ -432,6 +432,24 @@ void reload_outcome_free(struct reload_outcome *o)
     o->summary = NULL;
 }
 
+/* Processes read by path because a descriptor cap was reached (see
+ * FD_RESERVE): said at most once a sweep, while it goes on. */
+static void report_held_refused(struct daemon *d)
+{
+    const struct sampler_stats *st = &d->sampler.stats;
+    if (st->held_refused == d->held_refused_said)
+        return;
+    char msg[256];
+    snprintf(msg, sizeof(msg),
+             "%llu times a process's descriptor was not held: %llu are held, of at most %llu "
+             "(%d for one person); those processes are read by path, and still count",
+             (unsigned long long)(st->held_refused - d->held_refused_said),
+             (unsigned long long)st->held_fds, (unsigned long long)d->sampler.held_max,
+             HELD_PER_OWNER);
+    log_event(d, "descriptors_capped", msg);
+    d->held_refused_said = st->held_refused;
+}
+
 /* Whose subordinate uids are whose: said at start and whenever
  * /etc/subuid changes, so an admin sees what the daemon believes. */
 static void report_subuids(struct daemon *d)
@@ -543,6 +561,7 @@ void daemon_tick(struct daemon *d)
     if (now >= d->next_sweep) {
         sampler_sweep(&d->sampler, &d->policy);
         report_subuids(d);
+        report_held_refused(d);
         if (d->enforcing)
             remove_empty_cgroups(&a);
         /* Free pages inside the heap go back too (what a burst of new

@@ -66,6 +66,7 @@ struct daemon {
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;
     uint64_t next_stop;    /* a SIGKILL deadline, 0 = none */
+    uint64_t held_refused_said; /* the sampler's held_refused last reported */
 };
 
 /* Set by signal handlers, acted on by the main loop. */

@@ -39,11 +39,25 @@ static struct tracked_proc *lookup(const struct sampler *s, pid_t pid)
     return NULL;
 }
 
+/* How many descriptors owner's processes hold. */
+static uint32_t *held_by(struct sampler *s, uid_t owner)
+{
+    size_t at = uid_position(s->held_by, s->held_by_count, sizeof(*s->held_by),
+                             offsetof(struct owner_held, owner), owner);
+    if (at == s->held_by_count || s->held_by[at].owner != owner) {
+        s->held_by = insert_at(s->held_by, &s->held_by_count, &s->held_by_capacity,
+                               sizeof(*s->held_by), at);
+        s->held_by[at] = (struct owner_held){.owner = owner};
+    }
+    return &s->held_by[at].held;
+}
+
 static void release_descriptor(struct sampler *s, struct tracked_proc *t)
 {
     if (t->held_fd >= 0) {
         close(t->held_fd);
         s->stats.held_fds--;
+        (*held_by(s, t->owner))--;
     }
     t->held_fd = -1;
 }
@@ -143,19 +157,29 @@ static int open_in_proc(const struct sampler *s, pid_t pid, const char *file)
 }
 
 /* Hold schedstat for a single-threaded process, stat for one with
- * threads (schedstat counts the main thread only).  Without a held
- * descriptor (out of them), stat is opened by path at every sample. */
+ * threads (schedstat counts the main thread only); nothing for a zombie
+ * (see update_usage), which never runs again, nor past a cap (FD_RESERVE,
+ * HELD_PER_OWNER): stat is then opened by path at every sample. */
 static void hold_descriptor(struct sampler *s, struct tracked_proc *t)
 {
     bool want_sched = t->threads == 1;
-    if (t->held_fd >= 0 && t->held_is_sched == want_sched)
+    if (t->held_fd >= 0 && t->held_is_sched == want_sched && !t->zombie)
         return;
     release_descriptor(s, t);
+    if (t->zombie)
+        return;
+    uint32_t *owner_held = held_by(s, t->owner);
+    if (s->stats.held_fds >= s->held_max || *owner_held >= HELD_PER_OWNER) {
+        s->stats.held_refused++;
+        return;
+    }
     t->held_fd = open_in_proc(s, t->pid, want_sched ? "schedstat" : "stat");
     t->held_is_sched = want_sched;
     t->sched_runtime = 0;
-    if (t->held_fd >= 0)
+    if (t->held_fd >= 0) {
         s->stats.held_fds++;
+        (*owner_held)++;
+    }
 }
 
 /* pread the held stat, or open it by path. */
@@ -405,6 +429,12 @@ static void update_usage(const struct sampler *s, struct tracked_proc *t,
         t->ticks = ticks;
         t->read_at = now;
     }
+    /* Ended and not reaped: what it used came with its exit record.  (A
+     * leader that ended while its threads run shows Z too, with more
+     * than one thread: that one is alive.) */
+    t->zombie = st->state == 'Z' && st->num_threads <= 1;
+    if (t->zombie)
+        t->cpu = 0;
     t->rss_pages = st->rss_pages;
     t->threads = st->num_threads > UINT32_MAX ? UINT32_MAX : (uint32_t)st->num_threads;
     t->ppid = st->ppid;
@@ -433,6 +463,10 @@ static int reread_program(struct sampler *s, const struct policy *p, struct trac
 static int refresh(struct sampler *s, const struct policy *p, struct tracked_proc *t,
                    uint64_t now, uint64_t interval)
 {
+    /* A zombie costs nothing: with the connector a new process on its pid
+     * is reported (a fork), and the sweep forgets it once it is reaped. */
+    if (t->zombie && s->events_live)
+        return 0;
     if (t->held_fd >= 0 && t->held_is_sched) {
         uint64_t runtime;
         if (read_runtime(t, &runtime) < 0)
@@ -1335,13 +1369,19 @@ void sampler_reclassify(struct sampler *s, const struct policy *p)
 
 /* ---- set-up ---- */
 
-static void raise_fd_limit(void)
+/* The soft limit raised to the hard one; how many descriptors may be
+ * held for processes within it. */
+static uint64_t raise_fd_limit(void)
 {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return 0;
+    if (rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
     }
+    return rl.rlim_cur > FD_RESERVE ? rl.rlim_cur - FD_RESERVE : 0;
 }
 
 int sampler_init(struct sampler *s, const struct environment *env,
@@ -1372,7 +1412,7 @@ int sampler_init(struct sampler *s, const struct environment *env,
     subuid_refresh(&s->subuids, SUBUID_PATH);
     s->subuids_loaded = true;
     grow_table(s);
-    raise_fd_limit();
+    s->held_max = raise_fd_limit();
     s->counters.cpu_root = s->counters.memory_root = s->counters.pids_root = -1;
     if (roots ? roots->version > 0 && counters_open(&s->counters, roots) == 0
               : counters_open_host(&s->counters, env->cgroup) == 0)
@@ -1393,6 +1433,7 @@ void sampler_free(struct sampler *s)
     free(s->blocked);
     free(s->credits);
     free(s->withheld);
+    free(s->held_by);
     free(s->index.uids);
     free(s->index.slots);
     pid_marks_free(&s->marks);

@@ -52,6 +52,15 @@
  * later execs are judged at the sample, as every exec was before. */
 #define EXEC_JUDGE_MAX 64
 
+/* Descriptors held for processes (see hold_descriptor): never more than
+ * the daemon's limit less FD_RESERVE, kept for everything else it opens
+ * (sockets, state, the trace, control connections, notice children, a
+ * stat opened by path), and at most HELD_PER_OWNER for one person.  Past
+ * either, a process's stat is opened by path at each read: it still
+ * counts, at a few more system calls.  A zombie holds none. */
+#define FD_RESERVE 512
+#define HELD_PER_OWNER 2048
+
 struct tracked_proc {
     struct tracked_proc *next;  /* hash chain */
     pid_t pid;
@@ -67,6 +76,7 @@ struct tracked_proc {
     bool outside;               /* counters: not in its owner's cgroup, read from /proc */
     bool suspect;               /* left its owner's cgroup once: its place is read every sample */
     bool stat_due;              /* read stat at the next sample even if it has not run */
+    bool zombie;                /* ended, not yet reaped: never runs again */
     int held_fd;                /* -1 when none is held */
     uint64_t sched_runtime;     /* ns, from schedstat, when it is the held one */
     uint64_t swept_activity;    /* run time or ticks at the last sweep */
@@ -90,7 +100,14 @@ struct sampler_stats {
     uint64_t procs_read;        /* stat reads in the last sample */
     uint64_t users_read;        /* counter reads in the last sample */
     uint64_t held_fds;
+    uint64_t held_refused;      /* holds refused at a cap, ever */
     uint64_t argv_reads;        /* command lines asked for, ever */
+};
+
+/* Descriptors held for one person's processes. */
+struct owner_held {
+    uid_t owner;
+    uint32_t held;
 };
 
 /* CPU of processes that ended since the last sample and was not read
@@ -146,6 +163,9 @@ struct sampler {
      * likes).  Sorted; made anew at each sweep. */
     uid_t *withheld;
     size_t withheld_count, withheld_capacity;
+    struct owner_held *held_by;     /* sorted by owner */
+    size_t held_by_count, held_by_capacity;
+    uint64_t held_max;              /* the limit less FD_RESERVE */
     struct exit_credit *credits;    /* sorted by owner */
     size_t credit_count, credit_capacity;
     uint64_t boot_realtime_usec;    /* to compare taskstats' start times with stat's */

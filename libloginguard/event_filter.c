@@ -17,6 +17,7 @@ const char *const event_kind_names[] = {
     "process_killed", "stop_skipped", "stop_error", "argv_unreadable", "notice",
     "enforce_error", "enforce_warning", "state_error", "state_written", "events_suppressed",
     "events_lost", "proc_connector_error", "taskstats_error", "subuids_loaded",
+    "descriptors_capped",
     "daemon_started", "daemon_stopped", "config_reloaded", "config_error",
 };
 const size_t event_kind_count = sizeof(event_kind_names) / sizeof(event_kind_names[0]);

@@ -1,10 +1,12 @@
 """Stalling or confusing the daemon, done for real: a second instance
 that would fight the first over the same cgroups, processes that rename
-themselves all the time with long hostile command lines, and a user whose
-session bus and mail never answer."""
+themselves all the time with long hostile command lines, a user whose
+session bus and mail never answer, and a user whose thousands of
+processes, live or zombie, would use up the daemon's descriptors."""
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 
@@ -196,6 +198,112 @@ rate_limit = 0s
                                        channel="email")
         self.assertEqual(email["outcome"], "failed")
         self.assertIn("did not finish within 2000 ms", email["message"])
+
+
+# N processes of the user who runs it, each asleep or ended at once (a
+# zombie its parent never reaps).  On SIGTERM the parent ends and reaps
+# them all, so none is left to an init that may be slow to.
+FARM = r"""
+import os, signal, sys, time
+n, zombies = int(sys.argv[1]), sys.argv[2] == "zombies"
+kids = []
+for _ in range(n):
+    pid = os.fork()
+    if pid == 0:
+        if not zombies:
+            time.sleep(600)
+        os._exit(0)
+    kids.append(pid)
+def end(*_):
+    for pid in kids:
+        os.kill(pid, signal.SIGKILL)
+    for pid in kids:
+        os.waitpid(pid, 0)
+    os._exit(0)
+signal.signal(signal.SIGTERM, end)
+while True:
+    time.sleep(600)
+"""
+
+
+def process_count(uid):
+    """uid's processes in /proc, zombies too."""
+    n = 0
+    for entry in os.listdir("/proc"):
+        try:
+            n += entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid
+        except FileNotFoundError:
+            pass
+    return n
+
+
+class DescriptorFarm(lgtest.DaemonTestCase):
+    """One user's 1,700 processes against a daemon whose open-file limit
+    is 1,500: another user's busy loop is still seen and flagged.  A zombie
+    holds no descriptor; live processes past the cap are read by path, and
+    the daemon says so (descriptors_capped)."""
+    LIMIT = 1500
+    FARM = 1700
+    SCAN = 2.0
+    mode = "observe"
+
+    @classmethod
+    def policy(cls):
+        return lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s",
+                                scan_interval=f"{cls.SCAN:g}s", mode=cls.mode) + """
+[share]
+tasks = 4096
+[violation]
+cpu = 0.5 cores
+memory = 0
+window = 2s
+memory_pressure = 0
+[notify]
+channels =
+"""
+
+    @classmethod
+    def make_daemon(cls):
+        return Daemon(cls.workdir, cls.policy(),
+                      wrapper=["prlimit", f"--nofile={cls.LIMIT}:{cls.LIMIT}", "--"])
+
+    def farm(self, kind, farmer):
+        """The farm, once a sweep has found all of it (the connector
+        forgets a zombie at its exit; a sweep finds it again).  It ends,
+        reaping its children, when the test does."""
+        farm = self.procs.start(["/usr/bin/python3", "-c", FARM, str(self.FARM), kind], farmer)
+        wait_for(lambda: process_count(farmer.pw_uid) > self.FARM, HANG, "the farm")
+        self.daemon.wait_samples(int(2 * self.SCAN / SAMPLE) + 2)
+        return farm
+
+    def end(self, farm):
+        farm.send_signal(signal.SIGTERM)
+        farm.wait(HANG)
+
+    def assert_hog_flagged(self, hogger):
+        self.procs.start([lgtest.SPIN, "2"], hogger)
+        event = self.daemon.wait_event(HANG, event="violation", uid=hogger.pw_uid)
+        self.assert_full_window(event, 2.0, 0.5)
+
+    def test_zombies_hold_no_descriptor(self):
+        farm = self.farm("zombies", self.users.add("lgtest33"))
+        try:
+            self.assert_hog_flagged(self.users.add("lgtest34"))
+            self.assertLess(len(os.listdir(f"/proc/{self.daemon.proc.pid}/fd")), self.LIMIT // 2)
+        finally:
+            self.end(farm)
+
+    def test_live_processes_past_the_cap_still_count(self):
+        farm = self.farm("sleep", self.users.add("lgtest35"))
+        try:
+            self.assert_hog_flagged(self.users.add("lgtest36"))
+            self.daemon.wait_event(self.SCAN + HANG, event="descriptors_capped")
+        finally:
+            self.end(farm)
+
+
+class DescriptorFarmEnforcing(DescriptorFarm):
+    mode = "enforce"
 
 
 if __name__ == "__main__":

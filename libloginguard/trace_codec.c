@@ -305,17 +305,32 @@ static uint64_t *spent_of(struct trace_encoder *e, uid_t uid)
     return &e->spent[at].bytes;
 }
 
+/* Whether uid's processes have spent four budgets in this segment: from
+ * then on they are left out of it. */
+static bool spent_out(struct trace_encoder *e, uid_t uid)
+{
+    return e->user_budget && *spent_of(e, uid) >= 4 * e->user_budget;
+}
+
+/* A process leaves the segment: the reader forgets it. */
+static void leave(struct strbuf *left, struct trace_enc_proc *x)
+{
+    strbuf_addf(left, "%s%u", left->len ? "," : "", x->id);
+    x->omitted = true;
+    x->argv_missing = false;
+}
+
 /* A process new to the segment: its proc line, within its user's budget.
  * False when it is left out. */
 static bool write_proc(struct trace_encoder *e, struct strbuf *out, struct trace_enc_proc *x,
                        const struct proc_sample *ps)
 {
-    uint64_t *spent = spent_of(e, ps->uid);
-    if (e->user_budget && *spent >= 4 * e->user_budget) {
+    if (spent_out(e, ps->uid)) {
         x->omitted = true;
         x->argv_missing = false;
         return false;
     }
+    uint64_t *spent = spent_of(e, ps->uid);
     size_t before = out->len;
     x->id = e->next_id++;
     if (e->user_budget && *spent >= e->user_budget && ps->argv) {
@@ -366,6 +381,12 @@ static void encode_procs(struct trace_encoder *e, const struct snapshot *snap, s
             x->omitted = was->omitted;
             if (x->omitted || (was->cpu == x->cpu && was->rss == x->rss))
                 continue;
+            /* Each change written counts too: 2,000 busy processes of
+             * one user would otherwise fill the segment sample by sample. */
+            if (spent_out(e, ps->uid)) {
+                leave(left, x);
+                continue;
+            }
         } else {
             /* An exec or a rename is a new process to the reader. */
             if (was && !was->omitted)
@@ -373,8 +394,11 @@ static void encode_procs(struct trace_encoder *e, const struct snapshot *snap, s
             if (!write_proc(e, out, x, ps))
                 continue;
         }
+        size_t before = items->len;
         strbuf_addf(items, "%s[%u,%lld,%llu]", items->len ? "," : "", x->id, (long long)x->cpu,
                     (unsigned long long)x->rss);
+        if (e->user_budget)
+            *spent_of(e, ps->uid) += items->len - before;
     }
     for (; old < e->proc_count; old++)
         if (!e->procs[old].omitted)

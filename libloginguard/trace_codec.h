@@ -63,7 +63,7 @@ struct trace_enc_proc {
     bool omitted;         /* its user's budget was spent: not in this segment */
 };
 
-/* What a user's new processes have cost a segment in proc lines. */
+/* What a user's processes have cost a segment: proc lines and changes. */
 struct trace_enc_spent {
     uid_t uid;
     uint64_t bytes;
@@ -83,10 +83,11 @@ struct trace_encoder {
     struct trace_enc_user *users;   /* in the last sample, by uid */
     size_t user_count, user_capacity;
     uint32_t next_id;
-    /* Bytes of proc lines a user's processes may take in a segment with
-     * their command lines; past it they are written without, past four
-     * times it not at all (their usage still counts in their user's
-     * totals).  0: no bound.  One user starting processes without end
+    /* Bytes a user's processes may take in a segment (proc lines, and
+     * the changes of their usage each sample) with their command lines;
+     * past it new ones are written without, past four times it none is
+     * written at all (their usage still counts in their user's totals).
+     * 0: no bound.  One user starting processes without end
      * costs the trace what it allows, not everyone's history. */
     uint64_t user_budget;
     struct trace_enc_spent *spent;  /* by uid, this segment's */

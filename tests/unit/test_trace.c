@@ -425,6 +425,50 @@ static void test_writer_bounded(void **state)
     remove_test_dir();
 }
 
+/* One user's 2,000 processes whose usage changes every sample: what
+ * they write counts against that user's budget, so after four budgets
+ * they leave the segment, and another user's process is still written
+ * each sample. */
+static void test_changes_count_against_the_budget(void **state)
+{
+    (void)state;
+    struct trace_encoder e = {.user_budget = 16 * 1024};
+    struct strbuf out = {0};
+    trace_encode_start(&e, &out, "n", T0, "observe", 2 * SEC);
+    struct snapshot s = {0};
+    size_t last = 0;
+    for (int i = 0; i < 200; i++) {
+        snapshot_clear(&s);
+        s.now = T0 + (uint64_t)i * 2 * SEC;
+        s.interval = 2 * SEC;
+        s.memory_pressure = -1;
+        snapshot_add_user(&s, 1500)->detailed = true;
+        snapshot_add_user(&s, 1600)->detailed = true;
+        for (int k = 0; k <= 2000; k++) {
+            struct proc_sample *ps = snapshot_add_proc(&s);
+            ps->pid = 1000 + k;
+            ps->start_time = 1;
+            ps->uid = k == 2000 ? 1600 : 1500;
+            copy_string(ps->comm, sizeof(ps->comm), "busy");
+            ps->cpu = i % 2 ? 0.5 : 0.25;
+            ps->rss = 1 << 20;
+        }
+        last = out.len;
+        trace_encode_sample(&e, &s, &out);
+    }
+    print_message("200 samples of 2,001 processes changing each sample: %zu bytes (budget %llu)\n",
+                  out.len, (unsigned long long)e.user_budget);
+    /* Four budgets, one sample's overrun, and 200 samples of one process. */
+    assert_true(out.len < 4 * e.user_budget + 2001 * 100 + 200 * 200);
+    /* The last sample names only the other user's process. */
+    const char *line = out.s + last;
+    assert_true(out.len - last < 200);
+    assert_non_null(strstr(line, "\"procs\":[["));
+    strbuf_free(&out);
+    trace_encoder_free(&e);
+    snapshot_free(&s);
+}
+
 /* ------------------------------------------------------------------ */
 /* The replay against the engine itself */
 
@@ -498,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_writer_files),
         cmocka_unit_test(test_writer_refuses_symlink),
         cmocka_unit_test(test_writer_bounded),
+        cmocka_unit_test(test_changes_count_against_the_budget),
         cmocka_unit_test(test_simulate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -199,7 +199,8 @@ static void kernel_news(struct strbuf *b, const struct metrics_view *v)
               "Times the kernel dropped exit records (ENOBUFS, or its overrun message).",
               v->taskstats_overruns);
     counter_u(b, "loginguard_taskstats_dropped_total",
-              "Exit records of threads not summed: the daemon's table was full.",
+              "Exit records of threads counted alone, not summed with their process's: "
+              "the daemon's table, or their uid's share of it, was full.",
               v->taskstats_dropped);
     counter_u(b, "loginguard_events_suppressed_total",
               "Events about users' processes held back by [daemon] events_per_user.",

@@ -644,8 +644,10 @@ void sampler_note_exit(struct sampler *s, const struct policy *p, const struct t
         return;
     struct tracked_proc *t = lookup(s, e->tgid);
     /* (Before Linux 5.19 a record is one thread's: of a process that was
-     * read, what it adds cannot be told.) */
-    if (t && !t->ignored && same_start(s, t, e) && e->per_thread)
+     * read, what it adds cannot be told.  One handed over ungrouped is a
+     * thread of a process that may live on: if it was read, its stat has
+     * that thread's CPU.) */
+    if (t && !t->ignored && same_start(s, t, e) && (e->per_thread || e->ungrouped))
         return;
     if (t && !t->ignored && same_start(s, t, e)) {
         /* With counters, what ran in its owner's cgroup is in the counter. */

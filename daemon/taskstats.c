@@ -41,6 +41,7 @@
 
 struct ts_group {
     pid_t tgid;           /* 0: a free slot */
+    uid_t uid;            /* of its first ended thread */
     unsigned threads;     /* records summed */
     uint64_t cpu_usec;
     int64_t start_usec;   /* the group's start, as record_start gives it */
@@ -283,20 +284,46 @@ static void resize(struct taskstats_listener *t, size_t slots)
     free(old);
 }
 
-/* A new, empty group; NULL when the table is at its bound. */
-static struct ts_group *add_group(struct taskstats_listener *t, pid_t tgid)
+/* How many groups of uid the table holds. */
+static uint32_t *groups_of(struct taskstats_listener *t, uid_t uid)
+{
+    size_t at = uid_position(t->by_uid, t->by_uid_count, sizeof(*t->by_uid),
+                             offsetof(struct ts_uid_groups, uid), uid);
+    if (at == t->by_uid_count || t->by_uid[at].uid != uid) {
+        t->by_uid = insert_at(t->by_uid, &t->by_uid_count, &t->by_uid_capacity,
+                              sizeof(*t->by_uid), at);
+        t->by_uid[at] = (struct ts_uid_groups){.uid = uid};
+    }
+    return &t->by_uid[at].groups;
+}
+
+/* A new, empty group of uid; NULL when the table, or uid's share of it,
+ * is at its bound. */
+static struct ts_group *add_group(struct taskstats_listener *t, pid_t tgid, uid_t uid)
 {
     if (t->group_count >= TS_GROUPS_MAX)
         return NULL;
+    uint32_t *held = groups_of(t, uid);
+    if (*held >= TS_GROUPS_PER_UID)
+        return NULL;
     if ((t->group_count + 1) * 2 > t->group_slots)
         resize(t, t->group_slots ? t->group_slots * 2 : 64);
-    return place(t, tgid);
+    (*held)++;
+    struct ts_group *g = place(t, tgid);
+    g->uid = uid;
+    return g;
 }
 
 /* Linear probing: the entries after the hole that could not sit in
  * their home slot while it was taken move back into it. */
 static void remove_group(struct taskstats_listener *t, struct ts_group *g)
 {
+    /* A uid without groups leaves the list: it holds only those with. */
+    size_t at = uid_position(t->by_uid, t->by_uid_count, sizeof(*t->by_uid),
+                             offsetof(struct ts_uid_groups, uid), g->uid);
+    if (at < t->by_uid_count && t->by_uid[at].uid == g->uid && --t->by_uid[at].groups == 0)
+        memmove(&t->by_uid[at], &t->by_uid[at + 1],
+                (--t->by_uid_count - at) * sizeof(*t->by_uid));
     size_t mask = t->group_slots - 1, hole = (size_t)(g - t->groups);
     for (size_t i = (hole + 1) & mask; t->groups[i].tgid != 0; i = (i + 1) & mask) {
         size_t home = home_of(t, t->groups[i].tgid);
@@ -320,6 +347,7 @@ static void forget_groups(struct taskstats_listener *t)
     if (t->groups)
         memset(t->groups, 0, t->group_slots * sizeof(*t->groups));
     t->group_count = 0;
+    t->by_uid_count = 0;
     memset(t->finished, 0, sizeof(t->finished));
 }
 
@@ -337,8 +365,10 @@ static bool is_late(const struct taskstats_listener *t, const struct record *r)
     return false;
 }
 
+enum alone { GROUPED, LATE, UNGROUPED };
+
 static void hand_over(struct taskstats_listener *t, const struct record *r, const struct ts_group *g,
-                      bool late, void (*fn)(const struct ts_exit *e, void *arg), void *arg)
+                      enum alone alone, void (*fn)(const struct ts_exit *e, void *arg), void *arg)
 {
     struct ts_exit e;
     memset(&e, 0, sizeof(e));
@@ -350,7 +380,8 @@ static void hand_over(struct taskstats_listener *t, const struct record *r, cons
     e.cpu_usec = r->cpu_usec + (g ? g->cpu_usec : 0);
     e.threads = 1 + (g ? g->threads : 0);
     e.cpu_ticks = r->cpu_ticks;
-    e.late = late;
+    e.late = alone == LATE;
+    e.ungrouped = alone == UNGROUPED;
     e.per_thread = r->version < V_TGID;
     copy_string(e.comm, sizeof(e.comm), g && g->comm[0] && r->pid != r->tgid ? g->comm : r->comm);
     t->exits++;
@@ -364,7 +395,7 @@ static void account(struct taskstats_listener *t, const struct record *r,
     t->records++;
     t->version = r->version;
     if (r->version < V_TGID) {
-        hand_over(t, r, NULL, false, fn, arg); /* which process a thread was of is not said */
+        hand_over(t, r, NULL, GROUPED, fn, arg); /* which process a thread was of is not said */
         return;
     }
     struct ts_group *g = find_group(t, r->tgid);
@@ -383,17 +414,19 @@ static void account(struct taskstats_listener *t, const struct record *r,
             t->finished[t->finished_next] = (struct ts_finished){r->tgid, r->start_usec};
             t->finished_next = (t->finished_next + 1) % TS_FINISHED;
         }
-        hand_over(t, r, g ? &sum : NULL, false, fn, arg);
+        hand_over(t, r, g ? &sum : NULL, GROUPED, fn, arg);
         return;
     }
     if (!g && is_late(t, r)) {
-        hand_over(t, r, NULL, true, fn, arg);
+        hand_over(t, r, NULL, LATE, fn, arg);
         return;
     }
     if (!g) {
-        g = add_group(t, r->tgid);
+        g = add_group(t, r->tgid, r->uid);
         if (!g) {
+            /* Counted on its own now rather than lost. */
             t->dropped++;
+            hand_over(t, r, NULL, UNGROUPED, fn, arg);
             return;
         }
         g->start_usec = r->start_usec;
@@ -704,6 +737,9 @@ void taskstats_close(struct taskstats_listener *t)
     free(t->groups);
     t->groups = NULL;
     t->group_count = t->group_slots = 0;
+    free(t->by_uid);
+    t->by_uid = NULL;
+    t->by_uid_count = t->by_uid_capacity = 0;
     free(t->bufs);
     t->bufs = NULL;
 }

@@ -17,9 +17,13 @@
  * bounded table until its last thread's record (AGROUP), and one
  * struct ts_exit is handed over then.  What the sum cannot hold:
  *   - threads that ended before the listener subscribed, or whose record
- *     was lost (the kernel's buffer overflowed), or that were not kept
- *     because the table was full: the sum is short; a caller that
- *     subtracts what it already read of the process must clamp at 0;
+ *     was lost (the kernel's buffer overflowed): the sum is short; a
+ *     caller that subtracts what it already read of the process must
+ *     clamp at 0;
+ *   - a thread whose group finds no place in the table (it is full, or
+ *     its uid holds TS_GROUPS_PER_UID groups already): handed over on its
+ *     own at once, with `ungrouped` set, its CPU not in the group's
+ *     record, so that one user's groups cannot make anyone's CPU vanish;
  *   - a thread whose record comes after its group's last one (threads
  *     ending at the same time on other CPUs): handed over on its own,
  *     with `late` set, its CPU not in the group's record;
@@ -51,6 +55,7 @@ struct ts_exit {
     bool cpu_ticks;
     unsigned threads;               /* thread records summed */
     bool late;                      /* one thread, after its group's record */
+    bool ungrouped;                 /* one thread, its group not in the table */
     bool per_thread;                /* a kernel before version 12: one thread */
     char comm[16];                  /* as the process set it: hostile */
 };
@@ -73,6 +78,8 @@ struct taskstats_listener {
     unsigned version;               /* the struct version the kernel sends; 0 before one */
     struct ts_group *groups;        /* open addressing, slots a power of two */
     size_t group_count, group_slots;
+    struct ts_uid_groups *by_uid;   /* groups in the table per uid, sorted */
+    size_t by_uid_count, by_uid_capacity;
     struct ts_finished finished[TS_FINISHED];
     size_t finished_next;
     unsigned char *bufs;            /* the drain's receive buffers */
@@ -81,15 +88,22 @@ struct taskstats_listener {
     uint64_t exits;                 /* struct ts_exit handed over */
     uint64_t rejected;              /* datagrams or messages that failed a check */
     uint64_t overruns;              /* times the kernel said records were lost */
-    uint64_t dropped;               /* thread records not kept: the table was full */
+    uint64_t dropped;               /* thread records handed over ungrouped */
     uint64_t stale;                 /* group sums thrown away (their end was lost) */
 };
 
-/* The most thread groups summed at once.  A group takes a slot from its
- * first ended thread to its last (a long-lived program with worker
- * threads coming and going holds one for its life); past the bound a new
- * group's threads are not summed (counted in dropped). */
+/* The most thread groups summed at once, and for one uid.  A group takes
+ * a slot from its first ended thread to its last (a long-lived program
+ * with worker threads coming and going holds one for its life); past
+ * either bound a new group's threads are handed over ungrouped (counted
+ * in dropped). */
 #define TS_GROUPS_MAX 8192
+#define TS_GROUPS_PER_UID 1024
+
+struct ts_uid_groups {
+    uid_t uid;
+    uint32_t groups;
+};
 
 /* A listener without a socket, for a family id: what the tests and the
  * fuzzer feed with bytes. */

@@ -578,9 +578,10 @@ static void test_an_old_struct_version(void **state)
     taskstats_close(&t);
 }
 
-/* The table holds TS_GROUPS_MAX groups in flight; a group past it is not
- * summed (counted), its end comes with its last thread's CPU alone, and
- * every group in the table still comes out whole. */
+/* The table holds TS_GROUPS_MAX groups in flight (TS_GROUPS_PER_UID of one
+ * uid); a thread of a group past it is handed over on its own at once
+ * (counted), so its CPU is never lost, its group's end comes with its last
+ * thread's CPU alone, and every group in the table still comes out whole. */
 static void test_the_table_is_bounded(void **state)
 {
     (void)state;
@@ -588,13 +589,17 @@ static void test_the_table_is_bounded(void **state)
     taskstats_init(&t, FAMILY);
     struct seen s = {0};
     for (pid_t g = 0; g <= TS_GROUPS_MAX; g++) {
-        struct thread th = {.pid = 100000 + g * 2 + 1, .tgid = 100000 + g * 2, .uid = 1000,
-                            .cpu_usec = 10, .age_usec = 1000000};
+        struct thread th = {.pid = 100000 + g * 2 + 1, .tgid = 100000 + g * 2,
+                            .uid = 1000 + (uid_t)(g / TS_GROUPS_PER_UID), .cpu_usec = 10,
+                            .age_usec = 1000000};
         feed_thread(&t, &th, false, &s);
     }
     assert_int_equal(t.group_count, TS_GROUPS_MAX);
     assert_int_equal(t.dropped, 1);
-    assert_int_equal(s.count, 0);
+    assert_int_equal(s.count, 1);
+    assert_true(s.exits[0].ungrouped);
+    assert_int_equal(s.exits[0].tgid, 100000 + TS_GROUPS_MAX * 2);
+    assert_int_equal(s.exits[0].cpu_usec, 10);
     size_t whole = 0;
     for (pid_t g = TS_GROUPS_MAX; g >= 0; g--) {
         struct thread th = {.pid = 100000 + g * 2, .tgid = 100000 + g * 2, .uid = 1000,
@@ -607,13 +612,52 @@ static void test_the_table_is_bounded(void **state)
     }
     assert_int_equal(whole, TS_GROUPS_MAX);
     assert_int_equal(t.group_count, 0);
-    assert_int_equal(t.exits, TS_GROUPS_MAX + 1);
+    assert_int_equal(t.exits, TS_GROUPS_MAX + 2);
+    taskstats_close(&t);
+}
+
+/* One uid's groups take at most TS_GROUPS_PER_UID places: another uid's
+ * threads are still summed, and the first uid's past its share are
+ * handed over alone, never lost. */
+static void test_one_uid_cannot_fill_the_table(void **state)
+{
+    (void)state;
+    struct taskstats_listener t;
+    taskstats_init(&t, FAMILY);
+    struct seen s = {0};
+    for (pid_t g = 0; g < 2 * TS_GROUPS_PER_UID; g++) {
+        struct thread th = {.pid = 100000 + g * 2 + 1, .tgid = 100000 + g * 2, .uid = 1000,
+                            .cpu_usec = 10, .age_usec = 1000000};
+        s.count = 0;
+        feed_thread(&t, &th, false, &s);
+        if (g < TS_GROUPS_PER_UID) {
+            assert_int_equal(s.count, 0);   /* in the table */
+        } else {
+            assert_int_equal(s.count, 1);   /* past its share: alone, at once */
+            assert_true(s.exits[0].ungrouped);
+            assert_int_equal(s.exits[0].cpu_usec, 10);
+        }
+    }
+    assert_int_equal(t.group_count, TS_GROUPS_PER_UID);
+    assert_int_equal(t.dropped, TS_GROUPS_PER_UID);
+    /* Another user's process with two threads: summed whole. */
+    s.count = 0;
+    struct thread worker = {.pid = 50001, .tgid = 50000, .uid = 2000, .cpu_usec = 300000,
+                            .age_usec = 1000000};
+    feed_thread(&t, &worker, false, &s);
+    struct thread leader = {.pid = 50000, .tgid = 50000, .uid = 2000, .last = true,
+                            .cpu_usec = 200000, .age_usec = 1000000};
+    feed_thread(&t, &leader, true, &s);
+    assert_int_equal(s.count, 1);
+    assert_false(s.exits[0].ungrouped);
+    assert_int_equal(s.exits[0].cpu_usec, 500000);
     taskstats_close(&t);
 }
 
 /* Groups that end in an order unlike the one they began in, their
  * slots crowded: each still finds its sum (a removal must not cut the
- * probe chain of the groups placed after it). */
+ * probe chain of the groups placed after it).  Four uids: one holds at
+ * most TS_GROUPS_PER_UID. */
 static void test_sums_survive_any_order_of_ends(void **state)
 {
     (void)state;
@@ -622,15 +666,17 @@ static void test_sums_survive_any_order_of_ends(void **state)
     struct seen s = {0};
     enum { GROUPS = 2000 };
     for (int g = 0; g < GROUPS; g++) {
-        struct thread th = {.pid = 300001 + g * 64, .tgid = 300000 + g * 64, .uid = 1000,
-                            .cpu_usec = 10, .age_usec = 1000000};
+        struct thread th = {.pid = 300001 + g * 64, .tgid = 300000 + g * 64,
+                            .uid = 1000 + (uid_t)(g % 4), .cpu_usec = 10,
+                            .age_usec = 1000000};
         feed_thread(&t, &th, false, &s);
     }
     assert_int_equal(t.group_count, GROUPS);
     for (int k = 0; k < GROUPS; k++) {
         int g = (k * 7919) % GROUPS; /* every group once, scattered */
-        struct thread th = {.pid = 300000 + g * 64, .tgid = 300000 + g * 64, .uid = 1000,
-                            .last = true, .cpu_usec = 1, .age_usec = 1000000};
+        struct thread th = {.pid = 300000 + g * 64, .tgid = 300000 + g * 64,
+                            .uid = 1000 + (uid_t)(g % 4), .last = true, .cpu_usec = 1,
+                            .age_usec = 1000000};
         s.count = 0;
         feed_thread(&t, &th, true, &s);
         assert_int_equal(s.count, 1);
@@ -755,6 +801,7 @@ int main(void)
         cmocka_unit_test(test_every_struct_length),
         cmocka_unit_test(test_an_old_struct_version),
         cmocka_unit_test(test_the_table_is_bounded),
+        cmocka_unit_test(test_one_uid_cannot_fill_the_table),
         cmocka_unit_test(test_sums_survive_any_order_of_ends),
         cmocka_unit_test(test_an_overrun_forgets_the_sums),
         cmocka_unit_test(test_names_are_bounded),

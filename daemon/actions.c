@@ -202,13 +202,17 @@ bool place_session(const struct actions *a, uid_t uid, pid_t pid, uint64_t start
     return move_to_user(a, uid, pid, start_time, now, made) == 0;
 }
 
-/* One pread of pids.current a user instead of reading cgroup.procs. */
+/* A user's cgroup stays while it has processes (one pread of
+ * pids.current, not a read of cgroup.procs), or memory charged to it:
+ * files in /dev/shm or another tmpfs outlive the session that wrote them,
+ * and a removed cgroup's charges would go to its parent, out of the
+ * user's share and out of sight. */
 static bool user_busy(uid_t uid, void *arg)
 {
     const struct actions *a = arg;
     const struct user_cgroup *g =
         a->counters ? counters_find(a->counters, uid) : NULL;
-    return g && counters_tasks_now(g) > 0;
+    return g && (counters_tasks_now(g) > 0 || counters_memory_now(a->counters, g) > 0);
 }
 
 void remove_empty_cgroups(const struct actions *a)

@@ -213,6 +213,30 @@ int64_t counters_tasks_now(const struct user_cgroup *g)
     return (int64_t)tasks;
 }
 
+/* A user's memory from memory.stat: anonymous, and of mapped files and
+ * shared memory (tmpfs and /dev/shm files, memfds, SysV segments)
+ * whichever is more.  Shared memory that no process maps any more is
+ * still the user's: the kernel charged it to them.  Mapped shared memory
+ * is in both figures, and the kernel does not say how much of one is the
+ * other, so they are not added.  (v1's total_* include the group's
+ * descendants, as v2's do.) */
+static uint64_t memory_of(const struct user_counters *c, const char *buf, size_t n)
+{
+    uint64_t anon = 0, mapped = 0, shmem = 0;
+    bool v2 = c->version == 2;
+    counters_stat_value(buf, n, v2 ? "anon" : "total_rss", &anon);
+    counters_stat_value(buf, n, v2 ? "file_mapped" : "total_mapped_file", &mapped);
+    counters_stat_value(buf, n, v2 ? "shmem" : "total_shmem", &shmem);
+    return anon + (mapped > shmem ? mapped : shmem);
+}
+
+uint64_t counters_memory_now(const struct user_counters *c, const struct user_cgroup *g)
+{
+    char buf[4096];
+    ssize_t n = g->memory_fd >= 0 ? procfs_pread(g->memory_fd, buf, sizeof(buf)) : -1;
+    return n > 0 ? memory_of(c, buf, (size_t)n) : 0;
+}
+
 int counters_read(const struct user_counters *c, struct user_cgroup *g, struct user_usage *out)
 {
     char buf[4096];
@@ -247,17 +271,7 @@ int counters_read(const struct user_counters *c, struct user_cgroup *g, struct u
     g->usage_kept = 0;
     memset(out, 0, sizeof(*out));
     out->cpu_usec = cpu_usec;
-    if (g->memory_fd >= 0) {
-        n = procfs_pread(g->memory_fd, buf, sizeof(buf));
-        uint64_t anon = 0, mapped = 0;
-        if (n > 0) {
-            /* v1's total_* include the group's descendants, as v2's do. */
-            counters_stat_value(buf, (size_t)n, c->version == 2 ? "anon" : "total_rss", &anon);
-            counters_stat_value(buf, (size_t)n,
-                                c->version == 2 ? "file_mapped" : "total_mapped_file", &mapped);
-        }
-        out->memory = anon + mapped;
-    }
+    out->memory = counters_memory_now(c, g);
     if (g->pids_fd >= 0)
         read_number_file(g->pids_fd, &out->tasks);
     g->usage = *out;

@@ -76,6 +76,9 @@ int counters_read(const struct user_counters *c, struct user_cgroup *g, struct u
  * without using CPU), or -1 where the pids controller is absent. */
 int64_t counters_tasks_now(const struct user_cgroup *g);
 
+/* The group's memory read now (see memory_of), 0 where unreadable. */
+uint64_t counters_memory_now(const struct user_counters *c, const struct user_cgroup *g);
+
 /* The pids in the group and every group below it; *pids is malloc'd. */
 size_t counters_pids(const struct user_cgroup *g, pid_t **pids);
 

@@ -11,7 +11,10 @@ machine's cgroups, below the test run's own cgroup):
 - processes that live less than a sample count, whether their parent
   reaps them or they are orphaned (observe mode, /proc sampling);
 - memory written into a process that never runs again counts (observe
-  mode, /proc sampling)."""
+  mode, /proc sampling);
+- a file in /dev/shm counts for the user who wrote it after every
+  process of theirs has ended, and keeps their cgroup; so does a memfd
+  that no process maps."""
 
 import os
 import signal
@@ -291,6 +294,67 @@ memory_pressure = 0
         self.assertEqual(event["reason"], "memory")
         self.assertEqual(event["processes"][0]["pid"], child)
         self.assertGreaterEqual(event["processes"][0]["rss_bytes"], self.MB << 20)
+
+
+class SharedMemory(lgtest.DaemonTestCase):
+    """Memory in a tmpfs file is charged to the cgroup of whoever wrote
+    it, and stays after they log out: it counts for them (enforce mode,
+    per-user cgroups), and their cgroup is not removed while it holds it
+    (its charge would go to the parent, out of their share)."""
+    MB = 300
+
+    @classmethod
+    def policy(cls):
+        return lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s",
+                                scan_interval=f"{SCAN:g}s") + f"""
+[violation]
+cpu = 0
+memory = 200M
+window = {WINDOW:g}s
+memory_pressure = 0
+[notify]
+channels =
+"""
+
+    def test_a_file_in_dev_shm_counts_after_its_writer_ended(self):
+        user = self.users.add("lgtest19")
+        path = f"/dev/shm/lgtest19-{os.getpid()}"
+        self.addCleanup(lambda: os.path.exists(path) and os.unlink(path))
+        # Written once the shell is in its user's cgroup (the daemon moves
+        # it there when it first sees it), so the charge is the user's.
+        writer = self.procs.start(["/bin/sh", "-c",
+                                   "until grep -q \"user-$(id -u)\" /proc/self/cgroup; do "
+                                   f"sleep 0.1; done; head -c {self.MB}M /dev/zero > {path}"],
+                                  user)
+        self.assertEqual(writer.wait(HANG), 0)
+        self.assertEqual(lgtest.processes_of({user.pw_uid}), [])
+        event = self.daemon.wait_event(SCAN + WINDOW + HANG, event="violation",
+                                       uid=user.pw_uid)
+        self.assertEqual(event["reason"], "memory")
+        self.assertGreaterEqual(event["usage"]["memory_bytes"], self.MB << 20)
+        # Sweeps since: the cgroup that holds the file's charge is still there.
+        self.daemon.wait_samples(int(2 * SCAN / SAMPLE) + 2)
+        memory = os.path.join(lgtest.cgroup_dirs(self.parent)["memory"], f"user-{user.pw_uid}")
+        self.assertTrue(os.path.isdir(memory))
+
+    def test_a_memfd_no_process_maps_counts(self):
+        user = self.users.add("lgtest20")
+        # 300 MiB written into a memfd and held by its descriptor, never
+        # mapped: in no process's resident size.
+        code = ("import os, time\n"
+                "while f'user-{os.getuid()}' not in open('/proc/self/cgroup').read():\n"
+                "    time.sleep(0.1)\n"
+                "fd = os.memfd_create('hidden')\n"
+                "block = b'x' * (1 << 20)\n"
+                f"for _ in range({self.MB}):\n"
+                "    os.write(fd, block)\n"
+                "time.sleep(600)\n")
+        proc = self.procs.start(["/usr/bin/python3", "-c", code], user)
+        event = self.daemon.wait_event(SCAN + WINDOW + HANG, event="violation",
+                                       uid=user.pw_uid)
+        self.assertEqual(event["reason"], "memory")
+        self.assertGreaterEqual(event["usage"]["memory_bytes"], self.MB << 20)
+        self.assertLess(lgtest.rss_bytes(proc.pid), 100 << 20)
 
 
 if __name__ == "__main__":

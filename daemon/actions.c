@@ -105,7 +105,7 @@ static bool set_limits(const struct actions *a, uid_t uid, const struct user_sta
                                                : (rc > 0 ? ACTION_LIMITS_SHARE_DONE
                                                          : ACTION_LIMITS_SHARE_FAILED));
     json_object_set_new(e, "level", json_integer(at_level ? us->level : 0));
-    if (rc < 0)
+    if (rc < 0 || rc == 2)
         json_object_set_new(e, "message", json_from_bytes(err, strlen(err)));
     event_log_write(a->events, e);
     /* The first limits of a user make their cgroup (cgroupfs). */

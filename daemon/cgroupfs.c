@@ -172,11 +172,7 @@ static int add_limits(struct cgroup_controller *ctrl, enum cg_controller which,
         return cgroup_add_value_int64(ctrl, "cpu.cfs_quota_us",
                                       l->cpu > 0 ? (int64_t)(l->cpu * CFS_PERIOD_US) : -1);
     case CG_MEMORY:
-        /* v1 leaves a moved process's memory charged where it was made
-         * (memory.move_charge_at_immigrate is refused by current kernels):
-         * the limit holds what a process allocates after it is moved. */
-        return cgroup_add_value_int64(ctrl, "memory.limit_in_bytes",
-                                      l->memory ? (int64_t)l->memory : -1);
+        return 0; /* written by set_memory_limit */
     case CG_PIDS:
         if (l->tasks == 0)
             return cgroup_add_value_string(ctrl, "pids.max", "max");
@@ -184,6 +180,57 @@ static int add_limits(struct cgroup_controller *ctrl, enum cg_controller which,
     default:
         return 0; /* cpuacct only counts */
     }
+}
+
+static int write_number(int fd, uint64_t value)
+{
+    char text[24];
+    int n = snprintf(text, sizeof(text), "%llu", (unsigned long long)value);
+    return pwrite(fd, text, (size_t)n, 0) == n ? 0 : -1;
+}
+
+/* v1 refuses a memory.limit_in_bytes below what the cgroup holds when it
+ * cannot reclaim it (no swap, anonymous memory in use): EBUSY, and the
+ * user would go on growing under the share.  The limit then goes to what
+ * the cgroup holds now, so that it cannot grow; the caller tries the
+ * level's again at each sample, which lowers the hold as usage falls.
+ * (v1 leaves a moved process's memory charged where it was made, and
+ * memory.move_charge_at_immigrate is refused by current kernels: the
+ * limit holds what a process allocates after it is moved.)  Returns 0 at
+ * the limit wanted, 1 held above it (*held says where), -1 on an error. */
+static int set_memory_limit(const struct cgroupfs *c, const char *path, uint64_t want,
+                            uint64_t *held, char *err, size_t err_len)
+{
+    char *dir = xasprintf("%s%s", c->mount[CG_MEMORY], path);
+    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    int limit = dirfd >= 0 ? openat(dirfd, "memory.limit_in_bytes",
+                                    O_WRONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    int usage = dirfd >= 0 ? openat(dirfd, "memory.usage_in_bytes",
+                                    O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    int rc = -1;
+    if (limit >= 0) /* -1: no limit */
+        rc = want ? write_number(limit, want) : pwrite(limit, "-1", 2, 0) == 2 ? 0 : -1;
+    /* Held where it stands; it may grow between the read and the write. */
+    for (int tries = 0; rc < 0 && errno == EBUSY && usage >= 0 && tries < 4; tries++) {
+        char buf[32];
+        ssize_t n = pread(usage, buf, sizeof(buf) - 1, 0);
+        if (n <= 0)
+            break;
+        buf[n] = '\0';
+        *held = (strtoull(buf, NULL, 10) + 4095) & ~4095ULL;
+        if (write_number(limit, *held) == 0)
+            rc = 1;
+    }
+    if (rc < 0)
+        snprintf(err, err_len, "cannot set the memory limit on %s: %s", path, strerror(errno));
+    if (limit >= 0)
+        close(limit);
+    if (usage >= 0)
+        close(usage);
+    if (dirfd >= 0)
+        close(dirfd);
+    free(dir);
+    return rc;
 }
 
 int cgroupfs_apply(struct cgroupfs *c, uid_t uid, const struct limits *l, char *err,
@@ -201,9 +248,20 @@ int cgroupfs_apply(struct cgroupfs *c, uid_t uid, const struct limits *l, char *
         int rc = ECGFAIL;
         if (cg && add_limits(ctrl, (enum cg_controller)i, l) == 0)
             rc = cgroup_create_cgroup(cg, 0); /* writes the values, made or not */
-        if (rc != 0 && !failed) {
+        if (rc != 0 && failed >= 0) {
             say_error(err, err_len, "cannot set limits on", path, rc);
             failed = -1;
+        }
+        uint64_t held = 0;
+        int memory = rc == 0 && i == CG_MEMORY
+                         ? set_memory_limit(c, path, l->memory, &held, err, err_len) : 0;
+        if (memory < 0)
+            failed = -1;
+        if (memory > 0 && !failed) {
+            snprintf(err, err_len, "memory of %s held at %llu bytes, what it holds now, above "
+                     "the %llu wanted: v1 cannot reclaim it; lowered as it falls", path,
+                     (unsigned long long)held, (unsigned long long)l->memory);
+            failed = 1;
         }
         cgroup_free(&cg);
         free(path);

@@ -37,7 +37,10 @@ int cgroupfs_open(struct cgroupfs *c, const char *proc_root, const char *cgroup_
                   size_t err_len);
 void cgroupfs_close(struct cgroupfs *c);
 
-/* Make user-UID in every controller (if missing) and set limits on it. */
+/* Make user-UID in every controller (if missing) and set limits on it.
+ * 0, or -1 with err; 1 when v1 refused the memory limit because the user
+ * holds more and it cannot be reclaimed: the memory is held where it is,
+ * and err says so (call again to lower it as usage falls). */
 int cgroupfs_apply(struct cgroupfs *c, uid_t uid, const struct limits *l, char *err,
                    size_t err_len);
 /* Move a process into its user's cgroup in every controller. */

@@ -74,7 +74,8 @@ int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
 {
     struct applied_limits *a = find_applied(e, uid);
     uint64_t now = env_boottime(e->env);
-    if (a && limits_equal(&a->limits, l) && (!a->failed || now < a->retry_at))
+    if (a && limits_equal(&a->limits, l) && (!a->failed || now < a->retry_at) &&
+        !a->held_above)
         return 0;
     if (!a) {
         size_t at = applied_position(e, uid);
@@ -82,9 +83,15 @@ int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
         a = &e->applied[at];
         a->uid = uid;
     }
+    bool was_held = a->held_above && limits_equal(&a->limits, l);
     a->limits = *l;
-    a->failed = backend_apply(e, uid, l, err, err_len) < 0;
+    int rc = backend_apply(e, uid, l, err, err_len);
+    a->failed = rc < 0;
+    a->held_above = rc > 0;
     a->retry_at = now + retry_usec;
+    /* Held above: tried again at every call, said once. */
+    if (a->held_above)
+        return was_held ? 0 : 2;
     return a->failed ? -1 : 1;
 }
 

@@ -20,6 +20,7 @@ struct applied_limits {
     uid_t uid;
     struct limits limits;
     bool failed;              /* the backend refused `limits` */
+    bool held_above;          /* memory held above `limits`' (cgroupfs_apply) */
     uint64_t retry_at;        /* boottime usec: not before then again */
 };
 
@@ -56,8 +57,10 @@ struct limits enforcer_wanted(const struct policy *p, const struct user_state *u
 
 /* Apply l to uid unless it already has it.  Returns 1 when something was
  * written, 0 when nothing had to be, -1 on error (err filled).  After an
- * error the same limits are tried again only after retry_usec (a memory
- * limit below what the user holds fails until they free some). */
+ * error the same limits are tried again only after retry_usec.  2: all
+ * but a memory limit below what the user holds and the kernel cannot
+ * reclaim (v1), which is held where it stands (err says so): tried again
+ * at every call, lowering the hold as usage falls, 1 once it is reached. */
 int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
                         uint64_t retry_usec, char *err, size_t err_len);
 

@@ -7,7 +7,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 import unittest
 
 import lgtest
@@ -205,6 +204,65 @@ class EnforceMode(lgtest.DaemonTestCase):
         lgtest.wait_throttled(self.user_dir("cpu", normal.pw_uid))
         self.assertEqual(self.daemon.find(event="process_stopping", uid=normal.pw_uid), [])
         self.assertTrue(lgtest.alive(hog.pid))
+
+
+class MemoryHeldWhereItIs(lgtest.DaemonTestCase):
+    """A memory level below what the user already holds: v1 refuses the
+    limit (EBUSY: without swap it cannot reclaim).  The limit goes to what
+    the user holds, so that they cannot grow; once their memory falls, the
+    level's limit is set."""
+    HELD_MB = 400
+    prepare = EnforceMode.__dict__["prepare"]  # the classmethod, for this class
+    user_dir = EnforceMode.user_dir
+    read_knob = EnforceMode.read_knob
+
+    @classmethod
+    def policy(cls):
+        return lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s") + f"""
+[violation]
+cpu = 0
+memory = 150M
+window = {WINDOW:g}s
+memory_pressure = 0
+[level 1]
+name = throttled
+memory = {MEMORY_LIMIT_MB}M
+stop = no
+duration = 10m
+[notify]
+channels =
+"""
+
+    def test_a_memory_level_below_what_is_held_holds_it_there(self):
+        user = self.users.add("lgtest9")
+        hog = self.procs.start([self.memhog, "0@0", f"{self.HELD_MB}@usr1", "800@usr1"], user)
+        wait_for(lambda: os.path.exists(self.user_dir("memory", user.pw_uid)) and str(hog.pid)
+                 in self.read_knob("memory", user.pw_uid, "cgroup.procs").split(), HANG,
+                 "the memory hog in its user's cgroup")
+        hog.send_signal(signal.SIGUSR1)
+        event = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
+        self.assertEqual(event["reason"], "memory")
+        held = self.daemon.wait_event(HANG, event="limits_set", uid=user.pw_uid, level=1)
+        self.assertIn("held at", held["message"])
+        limit = int(self.read_knob("memory", user.pw_uid, "memory.limit_in_bytes"))
+        self.assertGreaterEqual(limit, self.HELD_MB << 20)
+        self.assertLess(limit, (self.HELD_MB + 50) << 20)
+        # It cannot grow: the kernel stops it inside the user's cgroup.
+        # (The peak is counted afresh from here: it had been higher a
+        # moment before the hold.)
+        with open(os.path.join(self.user_dir("memory", user.pw_uid),
+                               "memory.max_usage_in_bytes"), "w") as f:
+            f.write("0")
+        hog.send_signal(signal.SIGUSR1)
+        self.assertEqual(hog.wait(HANG), -9)
+        self.assertLessEqual(int(self.read_knob("memory", user.pw_uid,
+                                                "memory.max_usage_in_bytes")), limit)
+        # Its memory gone, the level's own limit.
+        set_ = self.daemon.wait_event(HANG, after=self.daemon.events().index(held) + 1,
+                                      event="limits_set", uid=user.pw_uid, level=1)
+        self.assertNotIn("message", set_)
+        self.assertEqual(int(self.read_knob("memory", user.pw_uid, "memory.limit_in_bytes")),
+                         MEMORY_LIMIT_MB << 20)
 
 
 class Restart(unittest.TestCase):

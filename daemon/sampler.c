@@ -42,13 +42,9 @@ static struct tracked_proc *lookup(const struct sampler *s, pid_t pid)
 /* How many descriptors owner's processes hold. */
 static uint32_t *held_by(struct sampler *s, uid_t owner)
 {
-    size_t at = uid_position(s->held_by, s->held_by_count, sizeof(*s->held_by),
-                             offsetof(struct owner_held, owner), owner);
-    if (at == s->held_by_count || s->held_by[at].owner != owner) {
-        s->held_by = insert_at(s->held_by, &s->held_by_count, &s->held_by_capacity,
-                               sizeof(*s->held_by), at);
-        s->held_by[at] = (struct owner_held){.owner = owner};
-    }
+    size_t at;
+    s->held_by = uid_entry(s->held_by, &s->held_by_count, &s->held_by_capacity,
+                           sizeof(*s->held_by), offsetof(struct owner_held, owner), owner, &at);
     return &s->held_by[at].held;
 }
 
@@ -611,13 +607,9 @@ static uint64_t ticks_usec(const struct sampler *s, uint64_t ticks)
 
 static void credit(struct sampler *s, uid_t owner, uint64_t usec)
 {
-    size_t at = uid_position(s->credits, s->credit_count, sizeof(*s->credits),
-                             offsetof(struct exit_credit, owner), owner);
-    if (at == s->credit_count || s->credits[at].owner != owner) {
-        s->credits = insert_at(s->credits, &s->credit_count, &s->credit_capacity,
-                               sizeof(*s->credits), at);
-        s->credits[at].owner = owner;
-    }
+    size_t at;
+    s->credits = uid_entry(s->credits, &s->credit_count, &s->credit_capacity,
+                           sizeof(*s->credits), offsetof(struct exit_credit, owner), owner, &at);
     s->credits[at].cpu_usec += usec;
 }
 

@@ -287,13 +287,9 @@ static void resize(struct taskstats_listener *t, size_t slots)
 /* How many groups of uid the table holds. */
 static uint32_t *groups_of(struct taskstats_listener *t, uid_t uid)
 {
-    size_t at = uid_position(t->by_uid, t->by_uid_count, sizeof(*t->by_uid),
-                             offsetof(struct ts_uid_groups, uid), uid);
-    if (at == t->by_uid_count || t->by_uid[at].uid != uid) {
-        t->by_uid = insert_at(t->by_uid, &t->by_uid_count, &t->by_uid_capacity,
-                              sizeof(*t->by_uid), at);
-        t->by_uid[at] = (struct ts_uid_groups){.uid = uid};
-    }
+    size_t at;
+    t->by_uid = uid_entry(t->by_uid, &t->by_uid_count, &t->by_uid_capacity, sizeof(*t->by_uid),
+                          offsetof(struct ts_uid_groups, uid), uid, &at);
     return &t->by_uid[at].groups;
 }
 

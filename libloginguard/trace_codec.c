@@ -295,13 +295,9 @@ static void encode_users(struct trace_encoder *e, const struct snapshot *snap, s
 
 static uint64_t *spent_of(struct trace_encoder *e, uid_t uid)
 {
-    size_t at = uid_position(e->spent, e->spent_count, sizeof(*e->spent),
-                             offsetof(struct trace_enc_spent, uid), uid);
-    if (at == e->spent_count || e->spent[at].uid != uid) {
-        e->spent = insert_at(e->spent, &e->spent_count, &e->spent_capacity, sizeof(*e->spent),
-                             at);
-        e->spent[at] = (struct trace_enc_spent){uid, 0};
-    }
+    size_t at;
+    e->spent = uid_entry(e->spent, &e->spent_count, &e->spent_capacity, sizeof(*e->spent),
+                         offsetof(struct trace_enc_spent, uid), uid, &at);
     return &e->spent[at].bytes;
 }
 

@@ -135,3 +135,14 @@ void *insert_at(void *array, size_t *count, size_t *capacity, size_t size, size_
     (*count)++;
     return a;
 }
+
+void *uid_entry(void *array, size_t *count, size_t *capacity, size_t size, size_t uid_offset,
+                uid_t uid, size_t *at)
+{
+    *at = uid_position(array, *count, size, uid_offset, uid);
+    if (*at == *count || uid_at(array, size, uid_offset, *at) != uid) {
+        array = insert_at(array, count, capacity, size, *at);
+        memcpy((char *)array + *at * size + uid_offset, &uid, sizeof(uid));
+    }
+    return array;
+}

@@ -26,6 +26,10 @@ void *grow_array(void *array, size_t count, size_t *capacity, size_t size);
  * may have moved, so pointers into it do not survive an insertion. */
 size_t uid_position(const void *array, size_t count, size_t size, size_t uid_offset, uid_t uid);
 void *insert_at(void *array, size_t *count, size_t *capacity, size_t size, size_t at);
+/* Where uid's element is, into *at, inserted (zeroed, with its uid) if it
+ * had none; returns the array, which may have moved. */
+void *uid_entry(void *array, size_t *count, size_t *capacity, size_t size, size_t uid_offset,
+                uid_t uid, size_t *at);
 
 /* Replace *slot with a copy of value (NULL allowed), freeing the old one. */
 void set_string(char **slot, const char *value);

@@ -9,7 +9,9 @@ machine's cgroups, below the test run's own cgroup):
   counted where it is and put back;
 - a rootless container's subordinate uids count for their owner;
 - processes that live less than a sample count, whether their parent
-  reaps them or they are orphaned (observe mode, /proc sampling);
+  reaps them or they are orphaned (observe mode, /proc sampling), and
+  however many places in the daemon's exit-record table another user
+  holds;
 - memory written into a process that never runs again counts (observe
   mode, /proc sampling);
 - a file in /dev/shm counts for the user who wrote it after every
@@ -251,6 +253,36 @@ memory_pressure = 0
         user = self.users.add("lgtest17")
         self.busy_loops(user, orphaned=True)
         self.flagged(user)
+
+
+class FullTaskstatsTable(lgtest.DaemonTestCase):
+    """One user parks 8,300 processes that each had a thread end: each
+    holds a place in the daemon's table of thread groups in flight (8,192
+    for the node) while it lives.  Another user's stream of short-lived
+    eight-thread processes must still count whole: one user holds at most
+    1,024 places, and a thread that finds none is counted on its own."""
+    interval = ShortLived.interval
+    window = ShortLived.window
+    PARKED = 8300
+    policy = ShortLived.__dict__["policy"]
+    prepare = ShortLived.__dict__["prepare"]
+    flagged = ShortLived.flagged
+
+    def test_a_full_table_hides_no_one_s_short_lived_processes(self):
+        parker = self.users.add("lgtest28")
+        threadpark = os.path.join(HELPERS, "threadpark")
+        park = self.procs.start([threadpark, str(self.PARKED)], parker)
+        try:
+            wait_for(lambda: len(lgtest.processes_of({parker.pw_uid})) > self.PARKED, HANG,
+                     "the parked processes")
+            user = self.users.add("lgtest29")
+            one = f"{self.spin} 8 1 0.15"
+            self.procs.start([self.reaper, "sh", "-c",
+                              f"exec 2>/dev/null; while :; do {one}; done"], user)
+            self.flagged(user)
+        finally:
+            park.send_signal(signal.SIGTERM)
+            park.wait(HANG)
 
 
 class SleepingMemory(lgtest.DaemonTestCase):

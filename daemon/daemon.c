@@ -713,8 +713,7 @@ void daemon_run(struct daemon *d)
             drain_news(d);
             if (sampler_forbidden_exec(&d->sampler, &d->policy))
                 sample_early(d);
-        }
-        else if (drain_waits && env_boottime(&d->env) >= d->next_drain)
+        } else if (drain_waits && env_boottime(&d->env) >= d->next_drain)
             d->next_drain = 0; /* watch the sockets again */
         uint64_t now = env_boottime(&d->env), reader = argv_reader_deadline(&d->sampler.argv);
         if ((ready > 0 && pfd[PFD_ARGV].revents) || (reader && now >= reader))

@@ -217,9 +217,10 @@ static int set_memory_limit(const struct cgroupfs *c, const char *path, uint64_t
         if (n <= 0)
             break;
         buf[n] = '\0';
-        *held = (strtoull(buf, NULL, 10) + 4095) & ~4095ULL;
+        uint64_t holds = (strtoull(buf, NULL, 10) + 4095) & ~4095ULL;
+        *held = holds > want ? holds : want; /* it may have fallen meanwhile */
         if (write_number(limit, *held) == 0)
-            rc = 1;
+            rc = *held > want;
     }
     if (rc < 0)
         snprintf(err, err_len, "cannot set the memory limit on %s: %s", path, strerror(errno));

@@ -100,10 +100,19 @@ bool engine_user_protected(const struct policy *p, const struct user_state *st,
     return st && st->exempt_until > now;
 }
 
-/* The user's processes, highest CPU first, into d->procs.  Exempt ones
- * are listed too: beyond the allowance they are what counted (an exempt
- * program with foreign code in it); the stopper never stops them. */
-static void pick_top_procs(const struct snapshot *snap, uid_t uid, struct decision *d)
+/* Which of two processes comes first in a decision's list. */
+static bool before(const struct proc_sample *a, const struct proc_sample *b, bool by_memory)
+{
+    return by_memory ? a->rss > b->rss : a->cpu > b->cpu;
+}
+
+/* The user's processes, highest CPU first (most memory first for a
+ * violation on memory: that is the process the user must hear of), into
+ * d->procs.  Exempt ones are listed too: beyond the allowance they are
+ * what counted (an exempt program with foreign code in it); the stopper
+ * never stops them. */
+static void pick_top_procs(const struct snapshot *snap, uid_t uid, struct decision *d,
+                           bool by_memory)
 {
     d->proc_count = 0;
     for (size_t i = 0; i < snap->proc_count; i++) {
@@ -112,7 +121,7 @@ static void pick_top_procs(const struct snapshot *snap, uid_t uid, struct decisi
             continue;
         /* Insertion into a short sorted list. */
         size_t at = d->proc_count;
-        while (at > 0 && snap->procs[d->procs[at - 1]].cpu < ps->cpu)
+        while (at > 0 && before(ps, &snap->procs[d->procs[at - 1]], by_memory))
             at--;
         if (at >= TOP_PROCS)
             continue;
@@ -225,7 +234,7 @@ static void raise_level(const struct policy *p, struct user_state *us,
     /* The next rung needs a whole new window. */
     us->cpu_over_since = 0;
     us->mem_over_since = 0;
-    pick_top_procs(snap, us->uid, d);
+    pick_top_procs(snap, us->uid, d, !by_cpu);
 }
 
 /* Limits end at `until`; each further quiet `decay` lowers the level. */

@@ -87,7 +87,8 @@ struct decision {
     double cpu;               /* cores, averaged over `window` */
     uint64_t memory;          /* bytes, now */
     uint64_t window;          /* usec the usage covers */
-    /* Indices into the snapshot's procs, highest CPU first. */
+    /* Indices into the snapshot's procs, highest CPU first (most memory
+     * first for a violation on memory). */
     size_t procs[TOP_PROCS];
     size_t proc_count;
 };

@@ -280,6 +280,20 @@ static void test_memory_violation(void **state)
     assert_int_equal(run_user(f, 1001, 0.1, 10ULL << 30, 10, 10), 10);
     assert_string_equal(f->out.items[0].reason, "memory");
     assert_int_equal(f->out.items[0].memory, 10ULL << 30);
+    /* It names the process that holds the memory first, not the busiest:
+     * the parent that filled its child's memory, say. */
+    size_t n = 0;
+    for (unsigned t = 12; t <= 30 && n == 0; t += 2) {
+        begin(f, t);
+        user(f, 1002, "bob", 0.3, 10ULL << 30);
+        proc(f, 7, 1002, "filler", 0.3, CLASS_NONE, NULL)->rss = 2ULL << 20;
+        proc(f, 8, 1002, "holder", 0, CLASS_NONE, NULL)->rss = 9ULL << 30;
+        n = step(f);
+    }
+    assert_int_equal(n, 1);
+    const struct decision *d = &f->out.items[0];
+    assert_int_equal(d->proc_count, 2);
+    assert_int_equal(f->snap.procs[d->procs[0]].pid, 8);
 }
 
 static void test_memory_pressure_acts_at_once(void **state)

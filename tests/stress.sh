@@ -23,7 +23,15 @@ round() {
     load=$!
     began=$(date +%s)
     rm -f integration/*.log integration/*.trs
-    "$@" || status=1
+    if ! "$@"; then
+        status=1
+        # The next round starts by removing the logs: what failed is said now.
+        for log in integration/*.log; do
+            grep -q '^FAIL:\|^ERROR:' "$log" 2>/dev/null || continue
+            echo "--- $log"
+            grep -A 30 '^FAIL:\|^ERROR:' "$log"
+        done
+    fi
     kill "$load" 2>/dev/null
     wait "$load" 2>/dev/null
     counts=$(cat integration/*.log 2>/dev/null | awk '

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "argv_reader.h"
+#include "code_check.h"
 #include "pidfd.h"
 #include "procfs.h"
 #include "snapshot.h"
@@ -29,7 +30,8 @@ struct wire_answer {
     char sha256[65];
 };
 _Static_assert(sizeof(struct wire_answer) <= ARGV_WIRE_FIXED, "ARGV_WIRE_FIXED too small");
-_Static_assert(sizeof(struct argv_request) == 16, "a request has padding");
+_Static_assert(sizeof(struct argv_request) == 24, "a request has padding");
+_Static_assert(CODE_WHY_MAX <= ARGV_KEEP, "a reason must fit an answer");
 
 #define READ_CHUNK 16384
 /* How often a runnable helper past its stall is looked at again. */
@@ -45,27 +47,39 @@ static void hex(const uint8_t *digest, char out[65])
 
 /* Read pid's command line if it is still the process that started at
  * start_time; answer into a (its argv bytes into keep). */
-static void read_cmdline(int proc_fd, const struct argv_request *q, struct wire_answer *a,
-                         char *keep, char *chunk)
+/* The /proc directory of the process asked about, if it is still the
+ * one that started at start_time (a pid reused since is another one):
+ * everything is read through it.  -1 when it is gone. */
+static int open_process(int proc_fd, const struct argv_request *q)
 {
     char name[24], stat[1024];
     struct proc_stat st;
-    a->status = ARGV_GONE;
     snprintf(name, sizeof(name), "%d", (int)q->pid);
     int dir = openat(proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (dir < 0)
-        return;
+        return -1;
     int fd = openat(dir, "stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     ssize_t n = fd >= 0 ? procfs_pread(fd, stat, sizeof(stat)) : -1;
     if (fd >= 0)
         close(fd);
-    /* Through the same directory: a pid reused since is another one. */
-    fd = n > 0 && procfs_parse_stat(stat, (size_t)n, &st) == 0 && st.start_time == q->start_time
-             ? openat(dir, "cmdline", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-             : -1;
+    if (n > 0 && procfs_parse_stat(stat, (size_t)n, &st) == 0 && st.start_time == q->start_time)
+        return dir;
+    close(dir);
+    return -1;
+}
+
+static void read_cmdline(int proc_fd, const struct argv_request *q, struct wire_answer *a,
+                         char *keep, char *chunk)
+{
+    a->status = ARGV_GONE;
+    int dir = open_process(proc_fd, q);
+    if (dir < 0)
+        return;
+    int fd = openat(dir, "cmdline", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     close(dir);
     if (fd < 0)
         return;
+    ssize_t n;
     struct sha256_ctx ctx;
     sha256_init(&ctx);
     size_t total = 0;
@@ -97,6 +111,24 @@ static void read_cmdline(int proc_fd, const struct argv_request *q, struct wire_
     a->len = (uint32_t)(total < ARGV_KEEP ? total : ARGV_KEEP);
 }
 
+/* Whether the process runs only its own code: the reason it does not
+ * into why ("" when it does). */
+static void check_code(int proc_fd, const struct argv_request *q, struct wire_answer *a,
+                       char *why)
+{
+    a->status = ARGV_GONE;
+    int dir = open_process(proc_fd, q);
+    if (dir < 0)
+        return;
+    why[0] = '\0';
+    int verdict = code_check(dir, why, CODE_WHY_MAX);
+    close(dir);
+    if (verdict < 0)
+        return;
+    a->status = ARGV_OK;
+    a->len = a->total = verdict ? 0 : (uint32_t)strlen(why);
+}
+
 static _Noreturn void helper_main(int sock, int proc_fd, pid_t parent)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -124,7 +156,10 @@ static _Noreturn void helper_main(int sock, int proc_fd, pid_t parent)
         memset(a, 0, sizeof(*a));
         a->pid = q.pid;
         a->start_time = q.start_time;
-        read_cmdline(4, &q, a, answer + sizeof(*a), chunk);
+        if (q.kind == ARGV_CODE)
+            check_code(4, &q, a, answer + sizeof(*a));
+        else
+            read_cmdline(4, &q, a, answer + sizeof(*a), chunk);
         if (send(3, answer, sizeof(*a) + (a->status == ARGV_OK ? a->len : 0), MSG_NOSIGNAL) < 0)
             break;
     }
@@ -235,7 +270,7 @@ static struct argv_request *at(const struct argv_reader *r, size_t i)
     return &r->queue[(r->head + i) % r->capacity];
 }
 
-int argv_reader_request(struct argv_reader *r, pid_t pid, uint64_t start_time, uint32_t tag)
+static int enqueue(struct argv_reader *r, struct argv_request request)
 {
     if (r->count == ARGV_QUEUE_MAX)
         return -1;
@@ -250,8 +285,20 @@ int argv_reader_request(struct argv_reader *r, pid_t pid, uint64_t start_time, u
         r->head = 0;
         r->capacity = capacity;
     }
-    *at(r, r->count++) = (struct argv_request){.start_time = start_time, .pid = pid, .tag = tag};
+    *at(r, r->count++) = request;
     return 0;
+}
+
+int argv_reader_request(struct argv_reader *r, pid_t pid, uint64_t start_time, uint32_t tag)
+{
+    return enqueue(r, (struct argv_request){.start_time = start_time, .pid = pid, .tag = tag,
+                                            .kind = ARGV_CMDLINE});
+}
+
+int argv_reader_request_code(struct argv_reader *r, pid_t pid, uint64_t start_time, uint32_t tag)
+{
+    return enqueue(r, (struct argv_request){.start_time = start_time, .pid = pid, .tag = tag,
+                                            .kind = ARGV_CODE});
 }
 
 static void head_starts(struct argv_reader *r)
@@ -318,8 +365,8 @@ static size_t answer_unread(struct argv_reader *r, enum argv_status status, enum
             rest[kept++] = q;
             continue;
         }
-        struct argv_answer a = {.pid = q.pid, .start_time = q.start_time, .tag = q.tag,
-                                .status = status};
+        struct argv_answer a = {.kind = q.kind, .pid = q.pid, .start_time = q.start_time,
+                                .tag = q.tag, .status = status, .argv = ""};
         fn(&a, arg);
         n++;
     }
@@ -376,7 +423,7 @@ static int take_answers(struct argv_reader *r, void (*fn)(const struct argv_answ
         struct argv_request q = *at(r, 0);
         pop(r);
         struct argv_answer a = {
-            .pid = q.pid, .start_time = q.start_time, .tag = q.tag, .status = w->status,
+            .kind = q.kind, .pid = q.pid, .start_time = q.start_time, .tag = q.tag, .status = w->status,
             .argv = r->answer + sizeof(*w), .len = w->len, .total = w->total, .cut = w->cut,
         };
         memcpy(a.sha256, w->sha256, sizeof(a.sha256));

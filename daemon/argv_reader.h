@@ -22,7 +22,8 @@
  *
  * The helper reads at most ARGV_CAP bytes of a command line: the first
  * ARGV_KEEP come back (snapshot.h), with the whole length and a SHA-256
- * of what was read. */
+ * of what was read.  It also checks, when asked, whether a process runs
+ * only its own code (code_check.h), which reads the same memory. */
 #ifndef LOGINGUARD_ARGV_READER_H
 #define LOGINGUARD_ARGV_READER_H
 
@@ -48,12 +49,22 @@ enum argv_status {
     ARGV_ERROR,     /* not read: no helper could take it, or it died on it */
 };
 
+/* What a request asks: the command line, or whether the process runs
+ * only its own code (code_check.h), which reads its memory map too. */
+enum argv_kind {
+    ARGV_CMDLINE,
+    ARGV_CODE,
+};
+
 struct argv_answer {
+    enum argv_kind kind;
     pid_t pid;
     uint64_t start_time;
     uint32_t tag;
     enum argv_status status;
-    const char *argv;     /* the first len bytes (at most ARGV_KEEP), NUL-separated */
+    /* ARGV_CMDLINE: the first len bytes (at most ARGV_KEEP), NUL-separated.
+     * ARGV_CODE: "" when it runs only its own code, else why not. */
+    const char *argv;
     size_t len;
     size_t total;         /* the whole command line's length (ARGV_CAP at most) */
     bool cut;             /* longer than ARGV_CAP: total and sha256 cover ARGV_CAP */
@@ -65,6 +76,8 @@ struct argv_request {
     uint64_t start_time;
     pid_t pid;
     uint32_t tag;
+    uint32_t kind;        /* enum argv_kind */
+    uint32_t zero;
 };
 
 struct argv_helper {
@@ -96,6 +109,8 @@ void argv_reader_stop(struct argv_reader *r);
 /* Ask for pid's command line; tag comes back with the answer.  -1 when
  * ARGV_QUEUE_MAX requests are waiting already: ask again later. */
 int argv_reader_request(struct argv_reader *r, pid_t pid, uint64_t start_time, uint32_t tag);
+/* The same for whether it runs only its own code. */
+int argv_reader_request_code(struct argv_reader *r, pid_t pid, uint64_t start_time, uint32_t tag);
 
 /* Hand every answer that has come to fn, waiting up to wait_usec for
  * the ones asked for; deal with a helper that stalled.  Returns how many

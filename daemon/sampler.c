@@ -48,6 +48,16 @@ static uint32_t *held_by(struct sampler *s, uid_t owner)
     return &s->held_by[at].held;
 }
 
+/* How many of owner's exempt programs were checked in this sweep. */
+static uint32_t *checks_by(struct sampler *s, uid_t owner)
+{
+    size_t at;
+    s->checks_by = uid_entry(s->checks_by, &s->checks_by_count, &s->checks_by_capacity,
+                             sizeof(*s->checks_by), offsetof(struct owner_checks, owner), owner,
+                             &at);
+    return &s->checks_by[at].checks;
+}
+
 static void release_descriptor(struct sampler *s, struct tracked_proc *t)
 {
     if (t->held_fd >= 0) {
@@ -62,6 +72,7 @@ static void free_proc(struct sampler *s, struct tracked_proc *t)
 {
     release_descriptor(s, t);
     programs_put(&s->programs, t->prog);
+    free(t->foreign_code);
     free(t);
 }
 
@@ -245,10 +256,11 @@ static void exe_identity(const struct sampler *s, int dirfd, struct program_fact
     f->exe_ino = file.stx_ino;
 }
 
+/* An exempt program that runs code not its own counts like any other. */
 static void classify(const struct policy *p, struct tracked_proc *t)
 {
     struct verdict v = classify_process(&p->rules, t->prog, t->comm);
-    t->class = v.class;
+    t->class = v.class == CLASS_EXEMPT && t->foreign_code ? CLASS_NONE : v.class;
     t->rule = v.rule ? v.rule->name : NULL;
     t->rule_parts = v.parts;
 }
@@ -300,6 +312,42 @@ static void ask_argv(struct sampler *s, struct tracked_proc *t)
     }
 }
 
+/* Not checked, not taken on trust (until the next sweep). */
+static void distrust(const struct sampler *s, const struct policy *p, struct tracked_proc *t,
+                     const char *why)
+{
+    free(t->foreign_code);
+    t->foreign_code = xstrdup(why);
+    t->code_known = true;
+    t->code_sweep = s->sweeps;
+    classify(p, t);
+}
+
+/* An exempt program that runs: whether it runs only its own code is
+ * asked once a sweep.  An owner whose processes stall the reader gets
+ * no answers, and one with more exempt programs running than are
+ * checked gets no more checks: those are not taken on trust. */
+static void ask_code(struct sampler *s, const struct policy *p, struct tracked_proc *t)
+{
+    bool exempt_by_rule = t->class == CLASS_EXEMPT || t->foreign_code;
+    if (!exempt_by_rule || t->cpu <= 0 || t->code_pending ||
+        (t->code_known && t->code_sweep == s->sweeps))
+        return;
+    if (withheld(s, t->owner)) {
+        distrust(s, p, t, "its owner's processes stall the reader of their memory");
+        return;
+    }
+    uint32_t *checks = checks_by(s, t->owner);
+    if (*checks >= CODE_CHECKS_PER_OWNER) {
+        distrust(s, p, t, "more of its owner's exempt programs ran than are checked in a sweep");
+        return;
+    }
+    if (argv_reader_request_code(&s->argv, t->pid, t->start_time, t->owner) == 0) {
+        t->code_pending = true;
+        (*checks)++;
+    }
+}
+
 /* A program first seen, or a new one after exec: judged at once by its
  * executable and name, and again by its command line when that is read.
  * A request already out may answer with the old command line: a new one
@@ -307,6 +355,10 @@ static void ask_argv(struct sampler *s, struct tracked_proc *t)
 static void read_program(struct sampler *s, const struct policy *p, struct tracked_proc *t,
                          int dirfd)
 {
+    /* A new program image: whatever was in the old one is gone. */
+    free(t->foreign_code);
+    t->foreign_code = NULL;
+    t->code_known = false;
     set_program(s, p, t, dirfd, NULL);
     t->argv_pending = false;
     ask_argv(s, t);
@@ -343,10 +395,33 @@ struct argv_context {
     const struct policy *p;
 };
 
+/* Whether an exempt program runs only its own code came back.  A check
+ * that stalled (its owner holds its memory up) does not clear it. */
+static void take_code(struct sampler *s, const struct policy *p, const struct argv_answer *a)
+{
+    struct tracked_proc *t = lookup(s, a->pid);
+    if (!t || t->start_time != a->start_time || t->ignored || !t->code_pending)
+        return;
+    t->code_pending = false;
+    if (a->status == ARGV_ERROR || a->status == ARGV_GONE)
+        return; /* asked again when it next runs */
+    free(t->foreign_code);
+    t->foreign_code = a->status == ARGV_BLOCKED ? xstrdup("its memory could not be read in time")
+                      : a->len ? xstrndup(a->argv, a->len)
+                               : NULL;
+    t->code_known = true;
+    t->code_sweep = s->sweeps;
+    classify(p, t);
+}
+
 static void take_argv(const struct argv_answer *a, void *arg)
 {
     struct argv_context *c = arg;
     struct sampler *s = c->s;
+    if (a->kind == ARGV_CODE) {
+        take_code(s, c->p, a);
+        return;
+    }
     if (s->argv_snap && a->status == ARGV_OK)
         fill_snapshot_argv(s->argv_snap, a);
     struct tracked_proc *t = lookup(s, a->pid);
@@ -497,6 +572,7 @@ static int refresh(struct sampler *s, const struct policy *p, struct tracked_pro
     update_usage(s, t, &st, now, interval, false);
     t->stat_due = false;
     hold_descriptor(s, t);
+    ask_code(s, p, t);
     return 0;
 }
 
@@ -747,6 +823,7 @@ static void fill_proc_sample(const struct sampler *s, struct proc_sample *ps,
     ps->class = t->class;
     ps->rule = t->rule;
     ps->rule_parts = t->rule_parts;
+    ps->foreign_code = t->foreign_code ? xstrdup(t->foreign_code) : NULL;
 }
 
 static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
@@ -1281,6 +1358,8 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
     bool look_for_execs = !s->events_live || s->rescan;
     s->rescan = false;
     uint32_t sweep_generation = ++s->generation;
+    s->sweeps++;
+    s->checks_by_count = 0;
     for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
         struct tracked_proc *t = lookup(s, pid);
         /* A root process that became a user's (a late setuid) starts over.
@@ -1428,6 +1507,7 @@ void sampler_free(struct sampler *s)
     free(s->credits);
     free(s->withheld);
     free(s->held_by);
+    free(s->checks_by);
     free(s->index.uids);
     free(s->index.slots);
     pid_marks_free(&s->marks);

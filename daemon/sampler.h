@@ -61,6 +61,11 @@
 #define FD_RESERVE 512
 #define HELD_PER_OWNER 2048
 
+/* At most this many of one person's exempt programs are checked for code
+ * not their own in a sweep (each check may cost milliseconds: make
+ * bench); the rest are not taken on trust until the next. */
+#define CODE_CHECKS_PER_OWNER 32
+
 struct tracked_proc {
     struct tracked_proc *next;  /* hash chain */
     pid_t pid;
@@ -77,6 +82,12 @@ struct tracked_proc {
     bool suspect;               /* left its owner's cgroup once: its place is read every sample */
     bool stat_due;              /* read stat at the next sample even if it has not run */
     bool zombie;                /* ended, not yet reaped: never runs again */
+    /* An exempt program's check that it runs only its own code
+     * (code_check.h): asked when it uses CPU, once a sweep. */
+    bool code_pending;
+    bool code_known;
+    uint32_t code_sweep;        /* the sweep it was last checked in */
+    char *foreign_code;         /* it does not: why, and it is class none */
     int held_fd;                /* -1 when none is held */
     uint64_t sched_runtime;     /* ns, from schedstat, when it is the held one */
     uint64_t swept_activity;    /* run time or ticks at the last sweep */
@@ -110,6 +121,12 @@ struct owner_held {
     uint32_t held;
 };
 
+/* Checks of one person's exempt programs asked in this sweep. */
+struct owner_checks {
+    uid_t owner;
+    uint32_t checks;
+};
+
 /* CPU of processes that ended since the last sample and was not read
  * before they ended, for their owner. */
 struct exit_credit {
@@ -141,6 +158,7 @@ struct sampler {
     struct tracked_proc **buckets;
     size_t bucket_count, proc_count;
     uint32_t generation;
+    uint32_t sweeps;            /* full sweeps so far */
     uint64_t last_sample;       /* boottime usec, 0 before the first */
     long hz, page_size;
     bool use_counters;
@@ -166,6 +184,8 @@ struct sampler {
     struct owner_held *held_by;     /* sorted by owner */
     size_t held_by_count, held_by_capacity;
     uint64_t held_max;              /* the limit less FD_RESERVE */
+    struct owner_checks *checks_by; /* sorted by owner; emptied at each sweep */
+    size_t checks_by_count, checks_by_capacity;
     struct exit_credit *credits;    /* sorted by owner */
     size_t credit_count, credit_capacity;
     uint64_t boot_realtime_usec;    /* to compare taskstats' start times with stat's */

@@ -202,6 +202,9 @@ static void say_class(const struct why_facts *f, struct why_answer *a, bool verd
                "%s cores and %s", parts, cores(p->exempt_cpu).s, bytes(p->exempt_memory).s);
         return;
     case CLASS_NONE:
+        if (ps->foreign_code)
+            say(a, "class none, not exempt (%s): it does not run only its own code (%s), so it "
+                   "counts like any other program", parts, show(ps->foreign_code).s);
         return;
     }
 }
@@ -362,6 +365,7 @@ static json_t *process_json(const struct why_facts *f)
     json_object_set_new(o, "comm", text_or_null(ps ? ps->comm : f->comm));
     json_object_set_new(o, "exe", text_or_null(ps ? ps->exe : NULL));
     json_object_set_new(o, "class", ps ? json_string(class_name(ps->class)) : json_null());
+    json_object_set_new(o, "foreign_code", text_or_null(ps ? ps->foreign_code : NULL));
     json_object_set_new(o, "cpu_cores", ps ? json_real(ps->cpu) : json_null());
     json_object_set_new(o, "memory_bytes", ps ? json_integer((json_int_t)ps->rss) : json_null());
     return o;

@@ -11,6 +11,7 @@ void snapshot_clear(struct snapshot *s)
     for (size_t i = 0; i < s->proc_count; i++) {
         free(s->procs[i].exe);
         free(s->procs[i].argv);
+        free(s->procs[i].foreign_code);
     }
     s->proc_count = 0;
     s->user_count = 0;

@@ -37,6 +37,9 @@ struct proc_sample {
     enum proc_class class;
     const char *rule;        /* the matching rule's name, or NULL */
     unsigned rule_parts;     /* RULE_PART_* (rules.h): which parts of it matched */
+    /* A rule made it exempt, but it runs code not its own (code_check.h):
+     * why, and it is class none; NULL otherwise. */
+    char *foreign_code;
 };
 
 struct user_sample {

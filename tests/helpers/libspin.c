@@ -2,9 +2,12 @@
  * CPU there, as a user would to hide a computation inside an exempt
  * program.  Its constructor starts LGSPIN_THREADS busy threads (default
  * 2) and returns, so the host program runs on as usual; they end with it,
- * or after 600 s. */
+ * or after 600 s.  With LGSPIN_SCRUB set it also renames LD_PRELOAD in
+ * its own environment block (what /proc/PID/environ shows), as code that
+ * covers its tracks would. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static void *burn(void *arg)
@@ -18,8 +21,14 @@ static void *burn(void *arg)
     return NULL;
 }
 
+extern char **environ;
+
 __attribute__((constructor)) static void start(void)
 {
+    if (getenv("LGSPIN_SCRUB"))
+        for (char **e = environ; *e; e++)
+            if (strncmp(*e, "LD_PRELOAD=", 11) == 0)
+                (*e)[0] = 'X';
     const char *n = getenv("LGSPIN_THREADS");
     int threads = n ? atoi(n) : 2;
     for (int i = 0; i < threads && i < 64; i++) {

@@ -18,7 +18,9 @@ machine's cgroups, below the test run's own cgroup):
   process of theirs has ended, and keeps their cgroup; so does a memfd
   that no process maps."""
 
+import json
 import os
+import subprocess
 import signal
 
 import lgtest
@@ -105,16 +107,31 @@ class Evasion(lgtest.DaemonTestCase):
         path = os.path.join(self.user_dir("cpuacct", uid), "cgroup.procs")
         return lgtest.read(path).split() if os.path.exists(path) else []
 
+    def why(self, pid):
+        out = subprocess.run([lgtest.CTL, "--socket", f"{self.workdir}/control.sock", "--json",
+                              "why", str(pid)], capture_output=True, text=True, timeout=HANG,
+                             check=True).stdout
+        return json.loads(out)["why"]
+
+    def assert_foreign_code(self, event, proc, reason):
+        """The violation names the process as class none, and why says why."""
+        top = event["processes"][0]
+        self.assertEqual(top["pid"], proc.pid)
+        self.assertEqual(top["class"], "none")
+        why = self.why(proc.pid)
+        self.assertEqual(why["process"]["class"], "none")
+        self.assertEqual(why["process"]["foreign_code"], reason)
+        self.assertTrue(any(f"does not run only its own code ({reason})" in line
+                            for line in why["text"]), why["text"])
+
     def test_code_loaded_into_an_exempt_program_counts(self):
         user = self.users.add("lgtest11")
         proc = self.procs.start(["env", f"LD_PRELOAD={self.libspin}", "LGSPIN_THREADS=2",
                                  f"{self.workdir}/exempt-sleep", "600"], user)
         event = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
-        # What it burns beyond exempt_cpu counts: a whole window above the threshold.
+        # It does not run only its own code: no exempt class, no allowance.
         self.assert_full_window(event, WINDOW, CPU)
-        top = event["processes"][0]
-        self.assertEqual(top["pid"], proc.pid)
-        self.assertEqual(top["class"], "exempt")
+        self.assert_foreign_code(event, proc, "LD_PRELOAD in its environment")
         # Limited with its user (it is in the user's cgroup), never stopped:
         # the kernel holds it at the level's limit.
         self.daemon.wait_event(HANG, event="limits_set", uid=user.pw_uid, level=1)
@@ -124,6 +141,19 @@ class Evasion(lgtest.DaemonTestCase):
         lgtest.wait_throttled(cpu)
         self.assertEqual(self.daemon.find(event="process_stopping", uid=user.pw_uid), [])
         self.assertTrue(lgtest.alive(proc.pid))
+
+    def test_code_that_covers_its_tracks_is_known_by_its_file(self):
+        """The library is the user's own and renames LD_PRELOAD in its
+        environment once loaded: its mapping still gives it away."""
+        user = self.users.add("lgtest27")
+        lib = lgtest.private_copy(self.libspin, self.workdir, "lgtest27-spin.so")
+        os.chown(lib, user.pw_uid, user.pw_gid)
+        proc = self.procs.start(["env", f"LD_PRELOAD={lib}", "LGSPIN_THREADS=2", "LGSPIN_SCRUB=1",
+                                 f"{self.workdir}/exempt-sleep", "600"], user)
+        event = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
+        self.assert_full_window(event, WINDOW, CPU)
+        self.assert_foreign_code(event, proc, f"code from {lib} (owner uid {user.pw_uid}, mode "
+                                 "755), which not only root can change")
 
     def test_a_private_mount_namespace_cannot_make_a_program_exempt(self):
         user = self.users.add("lgtest12")

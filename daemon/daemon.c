@@ -233,7 +233,9 @@ static void sync_connector(struct daemon *d)
 
 static void note_event(const struct pc_event *ev, void *arg)
 {
-    sampler_note_event(arg, ev);
+    struct daemon *d = arg;
+    d->drained++;
+    sampler_note_event(&d->sampler, ev);
 }
 
 /* The kernel's exit records (taskstats), so that a process that lives
@@ -254,19 +256,28 @@ static void open_exits(struct daemon *d)
 static void note_exit(const struct ts_exit *e, void *arg)
 {
     struct daemon *d = arg;
+    d->drained++;
     sampler_note_exit(&d->sampler, &d->policy, e);
 }
 
 /* Between samples the kernel's news (the connector's events, taskstats'
- * exits) is read at most this often: a busy node forks thousands of
- * times a second, and the sockets' buffers hold them; nothing is judged
- * before the next sample anyway. */
+ * exits) is read as it comes while it comes a little at a time, so that
+ * an exec is judged within milliseconds, yet at most every DRAIN_GAP.
+ * A read that found a busy node's worth (DRAIN_BUSY or more) is followed
+ * by a pause of DRAIN_PERIOD: a node that forks thousands of times a
+ * second wakes the daemon ten times a second, and the sockets' buffers
+ * hold the rest. */
+#define DRAIN_GAP (5 * 1000)
 #define DRAIN_PERIOD (100 * 1000)
+#define DRAIN_BUSY 64
 
-/* An exec of a forbidden program brings the next sample forward, to no
- * sooner than this after the last: a user's execs cannot drive the
- * sample rate beyond four a second. */
+/* An exec of a forbidden program brings the next sample forward: at once
+ * for up to EARLY_SAMPLE_BURST of them in a row, and on average no more
+ * than one every EARLY_SAMPLE_GAP, so a user's execs cannot drive the
+ * sample rate beyond four a second (a token bucket, kept as the time it
+ * is next empty: early_due). */
 #define EARLY_SAMPLE_GAP (250 * 1000)
+#define EARLY_SAMPLE_BURST 4
 
 static bool listening(const struct daemon *d)
 {
@@ -275,11 +286,12 @@ static bool listening(const struct daemon *d)
 
 static void drain_news(struct daemon *d)
 {
+    d->drained = 0;
     if (d->exits.fd >= 0)
         taskstats_drain(&d->exits, note_exit, d);
-    if (d->connector.fd >= 0 && proc_connector_drain(&d->connector, note_event, &d->sampler) > 0)
+    if (d->connector.fd >= 0 && proc_connector_drain(&d->connector, note_event, d) > 0)
         sampler_note_lost(&d->sampler); /* a full sweep at the next sample */
-    d->next_drain = env_boottime(&d->env) + DRAIN_PERIOD;
+    d->next_drain = env_boottime(&d->env) + (d->drained >= DRAIN_BUSY ? DRAIN_PERIOD : DRAIN_GAP);
 }
 
 /* Per-user counters: the cgroupfs backend's own cgroups when it enforces,
@@ -571,6 +583,10 @@ void daemon_tick(struct daemon *d)
     }
     if (now < d->next_sample)
         return;
+    if (d->early_asked) { /* this sample takes a token */
+        d->early_due = (d->early_due > now ? d->early_due : now) + EARLY_SAMPLE_GAP;
+        d->early_asked = false;
+    }
     drain_news(d); /* everything up to now, for this sample */
     observe(&d->sampler, &d->policy, &d->snap);
     decisions_clear(&d->decisions);
@@ -627,9 +643,12 @@ void daemon_tick(struct daemon *d)
  * stopped) in a sample now, not up to an interval later. */
 static void sample_early(struct daemon *d)
 {
-    uint64_t soonest = d->sampler.last_sample + EARLY_SAMPLE_GAP;
+    uint64_t now = env_boottime(&d->env);
+    uint64_t room = (EARLY_SAMPLE_BURST - 1) * (uint64_t)EARLY_SAMPLE_GAP;
+    uint64_t soonest = d->early_due > now + room ? d->early_due - room : now;
     if (soonest < d->next_sample)
         d->next_sample = soonest;
+    d->early_asked = true;
 }
 
 bool daemon_admin(struct daemon *d, uid_t uid)

@@ -49,6 +49,9 @@ struct daemon {
     struct proc_connector connector; /* fd -1 when not listening */
     struct taskstats_listener exits; /* fd -1 when not listening */
     uint64_t next_drain;   /* boottime usec: the connector is read again from then */
+    size_t drained;        /* events and exits the last read of them found */
+    bool early_asked;      /* the next sample comes early for a forbidden exec */
+    uint64_t early_due;    /* boottime usec: early samples' bucket (sample_early) */
     struct snapshot snap;
     struct decisions decisions;
     struct event_log events;

@@ -142,8 +142,8 @@ def exec_streams(b):
     most four a second after a burst of four)."""
     for name, loop in (("/bin/true, as fast as a shell loop goes", "/bin/true"),
                        ("the forbidden program, back to back", f"{b.miner} 1 0.05")):
-        used, rate = daemon_cpu_under(b, ["sh", "-c", f"exec 2>/dev/null; while :; do {loop}; done"],
-                                      b.user("x" + str(len(name))))
+        shell_loop = f"exec 2>/dev/null; while :; do {loop}; done"
+        used, rate = daemon_cpu_under(b, ["sh", "-c", shell_loop], b.user("x" + str(len(name))))
         print(f"  daemon CPU while a user execs {name}: {100 * used:.2f} % of a core "
               f"({rate:.0f} forks/s on the node)", flush=True)
 

@@ -70,6 +70,9 @@ void act_on_decision(const struct actions *a, const struct decision *x,
     case DECISION_COMPUTE:
         stop_tree(a, procs, ps[x->procs[0]].pid, x->uid, x->reason ? x->reason : "rule");
         break;
+    case DECISION_MEMORY_OVER:
+        stop_tree(a, procs, ps[x->procs[0]].pid, x->uid, level ? level->name : "memory");
+        break;
     case DECISION_VIOLATION:
         if (!level || !level->stop)
             break;

@@ -161,6 +161,7 @@ static const char *action_of(const struct policy *p, const struct decision *d)
         return "lower";
     case DECISION_FORBIDDEN:
     case DECISION_COMPUTE:
+    case DECISION_MEMORY_OVER:
         return "stop";
     case DECISION_EXEMPT_ENDED:
         return "none";

@@ -6,6 +6,7 @@
  *   level_decayed      a quiet period lowered the level by one
  *   forbidden_process  a forbidden program was seen
  *   compute_process    a compute program ran above its threshold past its grace
+ *   memory_over_level  above the level's memory for a window: the largest process stopped
  *   exempt_ended       a temporary exemption ran out
  *   user_forgiven, exempt_added, exempt_removed, control_refused
  *                      loginguardctl's changes and refusals (control_requests.c)

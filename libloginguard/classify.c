@@ -18,8 +18,13 @@ struct verdict classify_process(const struct rule_set *rules, const struct progr
     return (struct verdict){r ? r->class : CLASS_NONE, r, r ? rule_parts(r) : 0};
 }
 
+/* Near a violation, or near a level's memory (whose line the engine
+ * holds by stopping the largest process: it needs the processes). */
 bool classify_worth_a_look(const struct policy *p, const struct user_sample *u)
 {
+    for (size_t i = 0; i < p->level_count; i++)
+        if (p->levels[i].memory && u->memory >= p->levels[i].memory / 2)
+            return true;
     return (p->violation_cpu > 0 && u->cpu >= p->violation_cpu / 2) ||
            (p->violation_memory > 0 && u->memory >= p->violation_memory / 2);
 }

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@ static const char *const decision_names[] = {
     [DECISION_VIOLATION] = "violation", [DECISION_EXPIRED] = "level_expired",
     [DECISION_DECAYED] = "level_decayed", [DECISION_FORBIDDEN] = "forbidden_process",
     [DECISION_COMPUTE] = "compute_process", [DECISION_EXEMPT_ENDED] = "exempt_ended",
+    [DECISION_MEMORY_OVER] = "memory_over_level",
 };
 
 const char *decision_name(enum decision_kind k)
@@ -235,6 +237,54 @@ static void raise_level(const struct policy *p, struct user_state *us,
     us->cpu_over_since = 0;
     us->mem_over_since = 0;
     pick_top_procs(snap, us->uid, d, !by_cpu);
+}
+
+/* The user's largest process that is not exempt, or SIZE_MAX. */
+static size_t largest_process(const struct snapshot *snap, uid_t uid)
+{
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < snap->proc_count; i++) {
+        const struct proc_sample *ps = &snap->procs[i];
+        if (ps->uid == uid && ps->class != CLASS_EXEMPT &&
+            (best == SIZE_MAX || ps->rss > snap->procs[best].rss))
+            best = i;
+    }
+    return best;
+}
+
+/* A level's memory is a line the user must not stay over.  The kernel
+ * holds most users to it, but not always: cgroup v1 refuses a limit below
+ * what a cgroup holds and cannot take back (the limit is then held where
+ * usage stands), and memory charged before a process was moved into the
+ * user's cgroup stays charged where it was made.  So a user above their
+ * level's memory at every sample for a whole window has their largest
+ * process stopped, and the next one after another window. */
+static void hold_level_memory(const struct policy *p, struct user_state *us,
+                              const struct user_sample *u, const struct snapshot *snap,
+                              struct decisions *out)
+{
+    const struct level *l = us->level > 0 && us->until > snap->now
+                                ? &p->levels[us->level - 1] : NULL;
+    if (!l || !l->memory || u->memory <= l->memory) {
+        us->over_level_since = 0;
+        return;
+    }
+    if (!us->over_level_since) {
+        us->over_level_since = snap->now - snap->interval;
+        return;
+    }
+    uint64_t slack = snap->interval / 2 < WINDOW_SLACK ? snap->interval / 2 : WINDOW_SLACK;
+    size_t largest = largest_process(snap, us->uid);
+    if (snap->now + slack - us->over_level_since < p->window || largest == SIZE_MAX)
+        return;
+    struct decision *d = add_decision(out, DECISION_MEMORY_OVER, us->uid);
+    d->level_before = d->level_after = us->level;
+    d->reason = "memory";
+    d->memory = u->memory;
+    d->window = snap->now - us->over_level_since;
+    d->procs[0] = largest;
+    d->proc_count = 1;
+    us->over_level_since = 0;
 }
 
 /* Limits end at `until`; each further quiet `decay` lowers the level. */
@@ -478,7 +528,7 @@ void engine_step(const struct policy *p, struct engine_state *st, const struct s
         struct user_state *us = engine_user(st, u->uid, false);
         if (engine_user_protected(p, us, u, snap->now)) {
             if (us) {
-                us->cpu_over_since = us->mem_over_since = 0;
+                us->cpu_over_since = us->mem_over_since = us->over_level_since = 0;
                 us->in_snapshot = true;
             }
             continue;
@@ -488,12 +538,13 @@ void engine_step(const struct policy *p, struct engine_state *st, const struct s
         us->in_snapshot = true;
         struct user_sample counted = counted_usage(p, u);
         track_window(p, us, &counted, snap);
+        hold_level_memory(p, us, &counted, snap, out);
         raise_level(p, us, &counted, snap, out);
     }
     for (size_t i = 0; i < st->user_count; i++) {
         struct user_state *us = &st->users[i];
         if (!us->in_snapshot)
-            us->cpu_over_since = us->mem_over_since = 0;
+            us->cpu_over_since = us->mem_over_since = us->over_level_since = 0;
         expire_and_decay(p, us, snap->now, out);
         end_exemption(us, snap->now, out);
     }

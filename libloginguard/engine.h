@@ -48,6 +48,9 @@ struct user_state {
     double cpu_over_sum;      /* core-usec used during that run */
     uint64_t mem_over_since;  /* the same for [violation] memory */
     double mem_over_sum;      /* byte-usec */
+    /* Since when the user holds more than their level's memory, every
+     * sample (the limit did not take: see engine_step); 0 = not. */
+    uint64_t over_level_since;
     bool limits_pending;      /* a violation at the last sample: its limits were being set */
     bool in_snapshot;         /* during engine_step: the user is in this sample */
 };
@@ -76,6 +79,7 @@ enum decision_kind {
     DECISION_FORBIDDEN,   /* a forbidden program is running: stop it */
     DECISION_COMPUTE,     /* a compute program ran above its threshold past its grace */
     DECISION_EXEMPT_ENDED, /* a temporary exemption (loginguardctl exempt) ran out */
+    DECISION_MEMORY_OVER, /* above the level's memory for a window: the largest is stopped */
 };
 
 struct decision {

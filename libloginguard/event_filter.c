@@ -12,7 +12,7 @@
 
 const char *const event_kind_names[] = {
     "violation", "level_expired", "level_decayed", "forbidden_process", "compute_process",
-    "exempt_ended", "user_forgiven", "exempt_added", "exempt_removed", "control_refused",
+    "memory_over_level", "exempt_ended", "user_forgiven", "exempt_added", "exempt_removed", "control_refused",
     "control_error", "limits_set", "limits_error", "process_stopping", "process_exited",
     "process_killed", "stop_skipped", "stop_error", "argv_unreadable", "notice",
     "enforce_error", "enforce_warning", "state_error", "state_written", "events_suppressed",

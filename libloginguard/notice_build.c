@@ -29,6 +29,7 @@ bool notice_kind_for(const struct policy *p, const struct decision *x, enum noti
         *kind = NOTICE_FORBIDDEN;
         return true;
     case DECISION_COMPUTE:
+    case DECISION_MEMORY_OVER:
         *kind = NOTICE_STOPPED;
         return true;
     case DECISION_EXPIRED:
@@ -127,6 +128,16 @@ static char *action_text(const struct notice_facts *f, const struct level *l)
     case NOTICE_THROTTLED:
         return xstrdup("throttled");
     case NOTICE_STOPPED:
+        if (f->decision->kind == DECISION_MEMORY_OVER && l) {
+            char held[32], allowed[32], window[32];
+            format_size(f->decision->memory, held, sizeof(held));
+            format_size(l->memory, allowed, sizeof(allowed));
+            format_duration(f->decision->window, window, sizeof(window));
+            return xasprintf("stopped with SIGTERM, then SIGKILL if still running after %s, "
+                             "as the largest of your processes: together they held %s of "
+                             "memory for %s, more than the %s your level %s allows", grace, held,
+                             window, allowed, l->name);
+        }
         return xasprintf("stopped with SIGTERM, then SIGKILL if still running after %s", grace);
     case NOTICE_FORBIDDEN:
         return xasprintf("stopped at once with SIGTERM, then SIGKILL if still running after %s",
@@ -206,7 +217,9 @@ void notice_values_build(struct notice_values *v, const struct notice_facts *f)
     add(v, "host", false, xstrdup(f->host));
     add_program(v, f);
     add(v, "cores", false, xasprintf("%.1f", x->cpu > 0 || !f->proc ? x->cpu : f->proc->cpu));
-    add(v, "memory", false, size_text(x->memory || !f->proc ? x->memory : f->proc->rss));
+    /* The program's own memory where the decision's is the user's. */
+    bool own = f->proc && (!x->memory || x->kind == DECISION_MEMORY_OVER);
+    add(v, "memory", false, size_text(own ? f->proc->rss : x->memory));
     add(v, "duration", false, xstrdup(duration));
     add(v, "action", false, action_text(f, l));
     add(v, "level", false, xstrdup(l ? l->name : ""));

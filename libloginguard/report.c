@@ -324,7 +324,7 @@ static void process_event(struct report *r, struct report_user *u, const json_t 
         p->stopped++;
     else if (p)
         p->would_stop++;
-    if (text(e, "reason"))
+    if (class_name && text(e, "reason")) /* a rule's name */
         rule_hit(r, text(e, "reason"), class_name, u->uid);
 }
 
@@ -357,7 +357,8 @@ void report_add(struct report *r, const json_t *e, uint64_t time)
     }
     static const char *const kinds[] = {"violation",       "level_expired", "level_decayed",
                                         "user_forgiven",   "forbidden_process",
-                                        "compute_process", "notice",        "limits_set"};
+                                        "compute_process", "notice",        "limits_set",
+                                        "memory_over_level"};
     int kind = name_index(kinds, sizeof(kinds) / sizeof(kinds[0]), name);
     struct report_user *u = kind >= 0 ? user_of(r, e) : NULL;
     if (!u)
@@ -387,8 +388,11 @@ void report_add(struct report *r, const json_t *e, uint64_t time)
     case 6:
         notice(r, u, e, time);
         break;
-    default:
+    case 7:
         limits_set(r, u, e, time);
+        break;
+    default: /* memory_over_level: its largest process stopped, by no rule */
+        process_event(r, u, e, time, NULL);
         break;
     }
 }

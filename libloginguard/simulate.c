@@ -104,6 +104,7 @@ static void account(struct simulation *s, int k, const struct decision *x,
         break;
     case DECISION_FORBIDDEN:
     case DECISION_COMPUTE:
+    case DECISION_MEMORY_OVER:
         add_stop(o, &snap->procs[x->procs[0]], snap->now, x->reason, x->kind);
         break;
     default:

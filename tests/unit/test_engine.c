@@ -296,6 +296,57 @@ static void test_memory_violation(void **state)
     assert_int_equal(f->snap.procs[d->procs[0]].pid, 8);
 }
 
+/* A sample of bob's at t: his total, a big exempt process, and his
+ * largest one that is not. */
+static size_t bob_holds(struct fixture *f, unsigned t, uint64_t total)
+{
+    begin(f, t);
+    user(f, 1002, "bob", 0.1, total);
+    proc(f, 7, 1002, "sshd", 0, CLASS_EXEMPT, "sshd")->rss = total / 2;
+    proc(f, 8, 1002, "holder", 0, CLASS_NONE, NULL)->rss = total / 3;
+    proc(f, 9, 1002, "shell", 0, CLASS_NONE, NULL)->rss = 4 << 20;
+    return step(f);
+}
+
+/* Above his level's memory at every sample for a whole window (the
+ * limit did not take), a user has his largest process that is not exempt
+ * stopped; the next one after another window; a sample below starts the
+ * count again. */
+static void test_memory_over_level(void **state)
+{
+    struct fixture *f = *state;
+    f->policy.levels[0].memory = 4ULL << 30;
+    unsigned t = 2;
+    while (!bob_holds(f, t, 10ULL << 30))
+        t += 2;
+    assert_int_equal(f->out.items[0].kind, DECISION_VIOLATION);
+    unsigned first = 0;
+    for (t += 2; t < 60 && !first; t += 2)
+        if (bob_holds(f, t, 6ULL << 30))
+            first = t;
+    assert_true(first > 0);
+    const struct decision *d = &f->out.items[0];
+    assert_int_equal(d->kind, DECISION_MEMORY_OVER);
+    assert_string_equal(decision_name(d->kind), "memory_over_level");
+    assert_int_equal(d->level_after, 1);
+    assert_int_equal(d->memory, 6ULL << 30);
+    assert_true(d->window >= f->policy.window - 50000);
+    assert_int_equal(d->proc_count, 1);
+    assert_int_equal(f->snap.procs[d->procs[0]].pid, 8);
+    /* The next one only after another whole window. */
+    unsigned second = 0;
+    for (t = first + 2; t < first + 60 && !second; t += 2)
+        if (bob_holds(f, t, 6ULL << 30))
+            second = t;
+    assert_true(second >= first + 10);
+    /* Below the level's memory once: the count starts again. */
+    for (t = second + 2; t < second + 10; t += 2)
+        assert_int_equal(bob_holds(f, t, 6ULL << 30), 0);
+    assert_int_equal(bob_holds(f, t, 3ULL << 30), 0);
+    for (unsigned k = t + 2; k < t + 10; k += 2)
+        assert_int_equal(bob_holds(f, k, 6ULL << 30), 0);
+}
+
 static void test_memory_pressure_acts_at_once(void **state)
 {
     struct fixture *f = *state;
@@ -499,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_offending_processes),
         cmocka_unit_test_setup_teardown(test_level_expires_then_decays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_violation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_over_level, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_pressure_acts_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_protected_users_are_never_flagged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_temporary_exemption, setup, teardown),

@@ -640,7 +640,8 @@ void daemon_tick(struct daemon *d)
 }
 
 /* A forbidden program was exec'd: it is judged (and, enforcing,
- * stopped) in a sample now, not up to an interval later. */
+ * stopped) in a sample now, not up to an interval later.  Or a job
+ * started outside its user's cgroup (cron): moved there now. */
 static void sample_early(struct daemon *d)
 {
     uint64_t now = env_boottime(&d->env);
@@ -730,7 +731,9 @@ void daemon_run(struct daemon *d)
         int ready = ppoll(pfd, n, &ts, &waiting);
         if (ready > 0 && (pfd[PFD_CONNECTOR].revents || pfd[PFD_EXITS].revents)) {
             drain_news(d);
-            if (sampler_forbidden_exec(&d->sampler, &d->policy))
+            /* Both asked: each empties its list. */
+            bool forbidden = sampler_forbidden_exec(&d->sampler, &d->policy);
+            if (sampler_arrived_outside(&d->sampler, &d->policy, d->enforcing) || forbidden)
                 sample_early(d);
         } else if (drain_waits && env_boottime(&d->env) >= d->next_drain)
             d->next_drain = 0; /* watch the sockets again */

@@ -471,8 +471,10 @@ static void read_place(struct sampler *s, struct tracked_proc *t, int dirfd)
 void sampler_adopted(struct sampler *s, pid_t pid)
 {
     struct tracked_proc *t = lookup(s, pid);
-    if (t)
-        t->outside = false;
+    if (!t)
+        return;
+    t->outside = false;
+    t->arrived = t->rss_pages * (uint64_t)s->page_size >= ARRIVED_MIN;
 }
 
 /* ---- usage ---- */
@@ -882,6 +884,8 @@ void sampler_note_event(struct sampler *s, const struct pc_event *ev)
         break;
     case PC_UID:
         *f |= MARK_UID;
+        if (s->uid_change_count < EXEC_JUDGE_MAX)
+            s->uid_changes[s->uid_change_count++] = ev->pid;
         break;
     case PC_EXIT:
         *f |= MARK_GONE;
@@ -928,6 +932,37 @@ bool sampler_forbidden_exec(struct sampler *s, const struct policy *p)
     return found;
 }
 
+/* Whether pid now runs as a person, outside their cgroup. */
+static bool runs_outside(struct sampler *s, const struct policy *p, pid_t pid)
+{
+    int dirfd = open_proc_dir(s, pid);
+    if (dirfd < 0)
+        return false;
+    bool outside = false;
+    struct stat dir_st;
+    if (fstat(dirfd, &dir_st) == 0) {
+        uid_t owner = subuid_owner(&s->subuids, dir_st.st_uid);
+        char buf[CGROUP_BUF];
+        int fd = owner >= p->min_uid ? openat(dirfd, "cgroup", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+                                     : -1;
+        ssize_t n = fd >= 0 ? procfs_pread(fd, buf, sizeof(buf)) : -1;
+        if (fd >= 0)
+            close(fd);
+        outside = n > 0 && !counters_holds(&s->counters, buf, (size_t)n, owner);
+    }
+    close(dirfd);
+    return outside;
+}
+
+bool sampler_arrived_outside(struct sampler *s, const struct policy *p, bool look)
+{
+    bool found = false;
+    for (size_t i = 0; look && s->use_counters && i < s->uid_change_count && !found; i++)
+        found = runs_outside(s, p, s->uid_changes[i]);
+    s->uid_change_count = 0;
+    return found;
+}
+
 void sampler_note_lost(struct sampler *s)
 {
     s->rescan = true;
@@ -938,7 +973,7 @@ void sampler_events_live(struct sampler *s, bool live)
     s->events_live = live;
     s->rescan = s->rescan || live;
     pid_marks_clear(&s->marks);
-    s->exec_count = 0;
+    s->exec_count = s->uid_change_count = 0;
 }
 
 /* What the connector reported since the last sample: new processes are
@@ -966,7 +1001,7 @@ static void apply_marks(struct sampler *s, const struct policy *p, uint64_t now,
             forget(s, t);
     }
     pid_marks_clear(&s->marks);
-    s->exec_count = 0; /* judged here */
+    s->exec_count = s->uid_change_count = 0; /* judged here */
 }
 
 static void add_procfs_usage(struct sampler *s, struct snapshot *snap, struct uid_index *ix,
@@ -1093,6 +1128,20 @@ static void read_counters(struct sampler *s, const struct policy *p, struct snap
  * and counts for its owner all the same.  Those once found outside have
  * their place read again every sample: one that keeps leaving is counted
  * wherever it is.  Returns -1 when t is gone (forgotten). */
+/* Read t in this sample unless it was already: -1 (forgotten) when gone. */
+static int read_once(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+                     uint64_t now, uint64_t interval)
+{
+    if (t->generation == s->generation)
+        return 0;
+    if (refresh(s, p, t, now, interval) < 0) {
+        forget(s, t);
+        return -1;
+    }
+    t->generation = s->generation;
+    return 0;
+}
+
 static int add_stray(struct sampler *s, const struct policy *p, struct tracked_proc *t,
                      struct snapshot *snap, uint64_t now, uint64_t interval,
                      struct uid_index *ix)
@@ -1103,16 +1152,23 @@ static int add_stray(struct sampler *s, const struct policy *p, struct tracked_p
         remember_new(s, t); /* the backend puts it back */
     if (!t->outside)
         return 0;
-    if (t->generation != s->generation) {
-        if (refresh(s, p, t, now, interval) < 0) {
-            forget(s, t);
-            return -1;
-        }
-        t->generation = s->generation;
-    }
+    if (read_once(s, p, t, now, interval) < 0)
+        return -1;
     struct user_sample *u = user_for(ix, snap, t->owner);
     u->tasks += t->threads;
     add_usage(s, u, t);
+    return 0;
+}
+
+/* A process that arrived with memory: its resident size, for its user's
+ * arrived_memory.  -1 when it is gone. */
+static int add_arrived(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+                       struct snapshot *snap, uint64_t now, uint64_t interval,
+                       struct uid_index *ix)
+{
+    if (read_once(s, p, t, now, interval) < 0)
+        return -1;
+    user_for(ix, snap, t->owner)->arrived_memory += t->rss_pages * (uint64_t)s->page_size;
     return 0;
 }
 
@@ -1129,12 +1185,22 @@ static void read_watched(struct sampler *s, const struct policy *p, struct snaps
                 continue;
             if ((t->outside || t->suspect) && add_stray(s, p, t, snap, now, interval, ix) < 0)
                 continue;
+            if (t->arrived && !t->outside && add_arrived(s, p, t, snap, now, interval, ix) < 0)
+                continue;
             if (t->generation != s->generation &&
                 (t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN) &&
                 refresh(s, p, t, now, interval) == 0)
                 t->generation = s->generation;
         }
     }
+}
+
+/* At least the memory its arrived processes hold, whatever the charge. */
+static void count_arrived(struct snapshot *snap)
+{
+    for (size_t i = 0; i < snap->user_count; i++)
+        if (snap->users[i].arrived_memory > snap->users[i].memory)
+            snap->users[i].memory = snap->users[i].arrived_memory;
 }
 
 /* A user worth a look: their processes in their cgroup are read. */
@@ -1162,6 +1228,7 @@ static void sample_counters(struct sampler *s, const struct policy *p, struct sn
     }
     read_counters(s, p, snap, interval, young, ix);
     read_watched(s, p, snap, now, interval, ix);
+    count_arrived(snap);
 }
 
 double sampler_memory_pressure(const char *path)

@@ -66,6 +66,11 @@
  * bench); the rest are not taken on trust until the next. */
 #define CODE_CHECKS_PER_OWNER 32
 
+/* A process moved into its owner's cgroup (by the daemon) with this much
+ * resident memory or more: that memory stays charged where it was made,
+ * so its resident size is read each sample (see arrived_memory). */
+#define ARRIVED_MIN (16ULL << 20)
+
 struct tracked_proc {
     struct tracked_proc *next;  /* hash chain */
     pid_t pid;
@@ -82,6 +87,7 @@ struct tracked_proc {
     bool suspect;               /* left its owner's cgroup once: its place is read every sample */
     bool stat_due;              /* read stat at the next sample even if it has not run */
     bool zombie;                /* ended, not yet reaped: never runs again */
+    bool arrived;               /* moved into its owner's cgroup holding ARRIVED_MIN or more */
     /* An exempt program's check that it runs only its own code
      * (code_check.h): asked when it uses CPU, once a sweep. */
     bool code_pending;
@@ -200,6 +206,10 @@ struct sampler {
      * at most EXEC_JUDGE_MAX, the rest wait for the sample. */
     pid_t execs[EXEC_JUDGE_MAX];
     size_t exec_count;
+    /* The same for uid changes (cron, at, systemd-run taking a user's
+     * uid): sampler_arrived_outside. */
+    pid_t uid_changes[EXEC_JUDGE_MAX];
+    size_t uid_change_count;
     bool events_live;   /* news come in: no /proc listing each sample */
     bool rescan;        /* news were lost: a full sweep at the next sample */
     /* List the per-user cgroups again at the next sample.  stale: they
@@ -278,6 +288,12 @@ void sampler_note_event(struct sampler *s, const struct pc_event *ev);
  * early, and stops it there.  A rule that needs the command line judges
  * at the sample, which reads it. */
 bool sampler_forbidden_exec(struct sampler *s, const struct policy *p);
+/* Whether a process that changed uid since the last call now runs as a
+ * person outside their cgroup (with look; without, the news is only
+ * dropped): a job cron, at or systemd-run has just started for them.
+ * The daemon then samples early, and moves it there, before it has
+ * made much memory that would stay charged where it is. */
+bool sampler_arrived_outside(struct sampler *s, const struct policy *p, bool look);
 /* Events were lost (ENOBUFS): the next sample sweeps all of /proc. */
 void sampler_note_lost(struct sampler *s);
 /* A process ended, with all the CPU it used (taskstats): what of it no

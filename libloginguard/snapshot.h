@@ -48,6 +48,10 @@ struct user_sample {
     bool exempt_group;       /* member of an [exempt] group (resolved at the edge) */
     double cpu;              /* cores, over the last interval: everything the user ran */
     uint64_t memory;         /* bytes, anon + mapped file */
+    /* Counters only: the resident memory of processes moved into the
+     * user's cgroup with memory charged where they were before (cgroup
+     * v1 leaves it there): memory is at least this. */
+    uint64_t arrived_memory;
     /* The part of cpu and memory that exempt-class programs used: known
      * where the user's processes were read (detailed, or /proc sampling),
      * else 0.  The engine forgives it up to [classes] exempt_cpu/memory. */

@@ -292,6 +292,72 @@ channels =
         self.assertIsNone(small.poll())
 
 
+class ArrivedOutside(unittest.TestCase):
+    """Jobs that start outside their user's cgroup (as cron, at and
+    systemd-run start them): on v1 what they held before they were moved
+    stays charged where it was made, out of reach of the user's limit."""
+    def setUp(self):
+        self.users = TestUsers()
+        self.procs = Processes()
+        self.workdir = lgtest.make_workdir()
+        self.parent = f"lgtest-{os.getpid()}-arrived"
+        lgtest.write_rules(self.workdir, rules(self.workdir))
+        self.memhog = lgtest.private_copy(lgtest.MEMHOG, self.workdir, "memhog")
+        self.daemon = None
+
+    def tearDown(self):
+        if self.daemon:
+            self.daemon.stop()
+        self.procs.stop_all()
+        lgtest.assert_none_left(self.procs.uids | self.users.uids(), self.id())
+        lgtest.remove_cgroups(self.parent)
+        self.users.remove_all()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def start_daemon(self, text):
+        self.daemon = Daemon(self.workdir, text)
+        self.daemon.start()
+
+    def user_dir(self, uid):
+        return os.path.join(lgtest.cgroup_dirs(self.parent)["memory"], f"user-{uid}")
+
+    def test_memory_held_before_the_move_counts(self):
+        user = self.users.add("lgtest38")
+        hog = self.procs.start([self.memhog, "300@0"], user)
+        wait_for(lambda: lgtest.rss_bytes(hog.pid) >= 290 << 20, HANG, "300 MB filled outside")
+        self.start_daemon(policy(self.parent, self.workdir))
+        wait_for(lambda: os.path.exists(self.user_dir(user.pw_uid)) and str(hog.pid) in
+                 lgtest.read(os.path.join(self.user_dir(user.pw_uid), "cgroup.procs")).split(),
+                 HANG, "the hog moved into its user's cgroup")
+        # Its 300 MB stayed charged where they were made...
+        charged = int(lgtest.read(os.path.join(self.user_dir(user.pw_uid),
+                                               "memory.usage_in_bytes")))
+        self.assertLess(charged, 100 << 20)
+        # ...and count all the same: a violation, then the level's memory
+        # (which the kernel cannot hold it to) stops it after a window.
+        event = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
+        self.assertEqual(event["reason"], "memory")
+        self.assertGreaterEqual(event["usage"]["memory_bytes"], 290 << 20)
+        over = self.daemon.wait_event(FLAG_TIMEOUT, event="memory_over_level", uid=user.pw_uid)
+        self.assertEqual(over["processes"][0]["pid"], hog.pid)
+        self.assertEqual(hog.wait(HANG), -15)
+
+    def test_a_job_that_takes_its_users_uid_is_moved_at_once(self):
+        """Samples four minutes apart: the move comes with the uid change
+        (within the hang guard), in a sample the change brought forward."""
+        self.start_daemon(lgtest.enforcing(self.parent, self.workdir, sample_interval="240s",
+                                           scan_interval="240s"))
+        user = self.users.add("lgtest39")
+        before = self.daemon.samples()
+        # Started as root, it takes the user's uid (Processes.start's
+        # setresuid), then execs: as cron starts a job.
+        job = self.procs.start([self.memhog, "0@0"], user)
+        wait_for(lambda: os.path.exists(self.user_dir(user.pw_uid)) and str(job.pid) in
+                 lgtest.read(os.path.join(self.user_dir(user.pw_uid), "cgroup.procs")).split(),
+                 HANG, "the job moved into its user's cgroup")
+        self.assertEqual(self.daemon.samples(), before + 1)
+
+
 class Restart(unittest.TestCase):
     def setUp(self):
         self.users = TestUsers()

@@ -136,7 +136,7 @@ class EarlyBase(Base):
     connector reports its exec, in a sample brought forward, not at the
     next regular one, which no test here lives to see.  So the event
     comes within the hang guard only if the exec brought a sample
-    forward, and the daemon's own count says it was the second sample.
+    forward, and the daemon's own count says it was no regular sample.
     (The delay from exec to SIGTERM: make bench prints it.)"""
     sample = 240.0  # below the policy's 5 min window, beyond any hang guard
     mode = "enforce"
@@ -151,7 +151,12 @@ class EarlyBase(Base):
         proc = self.procs.start([self.miner, "1", "0.05"], user)
         event = self.daemon.wait_event(HANG, event="forbidden_process", uid=user.pw_uid)
         self.assertEqual(event["processes"][0]["pid"], proc.pid)
-        self.assertEqual(self.daemon.samples(), 2, "judged by a sample the exec brought forward")
+        # The second sample, or (enforcing) the third: the test starts the
+        # miner as cron starts a job, taking the user's uid outside their
+        # cgroup, which brings a sample forward too.  The next regular one
+        # is minutes away.
+        self.assertIn(self.daemon.samples(), (2, 3) if self.mode == "enforce" else (2,),
+                      "judged by a sample the exec brought forward")
         return proc
 
 

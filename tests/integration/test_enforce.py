@@ -292,17 +292,16 @@ channels =
         self.assertIsNone(small.poll())
 
 
-class ArrivedOutside(unittest.TestCase):
-    """Jobs that start outside their user's cgroup (as cron, at and
-    systemd-run start them): on v1 what they held before they were moved
-    stays charged where it was made, out of reach of the user's limit."""
+class OwnDaemon(unittest.TestCase):
+    """Tests that start the daemon themselves (self.daemon), each its own."""
+    name = "own"
+
     def setUp(self):
         self.users = TestUsers()
         self.procs = Processes()
         self.workdir = lgtest.make_workdir()
-        self.parent = f"lgtest-{os.getpid()}-arrived"
+        self.parent = f"lgtest-{os.getpid()}-{self.name}"
         lgtest.write_rules(self.workdir, rules(self.workdir))
-        self.memhog = lgtest.private_copy(lgtest.MEMHOG, self.workdir, "memhog")
         self.daemon = None
 
     def tearDown(self):
@@ -313,6 +312,17 @@ class ArrivedOutside(unittest.TestCase):
         lgtest.remove_cgroups(self.parent)
         self.users.remove_all()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class ArrivedOutside(OwnDaemon):
+    """Jobs that start outside their user's cgroup (as cron, at and
+    systemd-run start them): on v1 what they held before they were moved
+    stays charged where it was made, out of reach of the user's limit."""
+    name = "arrived"
+
+    def setUp(self):
+        super().setUp()
+        self.memhog = lgtest.private_copy(lgtest.MEMHOG, self.workdir, "memhog")
 
     def start_daemon(self, text):
         self.daemon = Daemon(self.workdir, text)
@@ -358,21 +368,8 @@ class ArrivedOutside(unittest.TestCase):
         self.assertEqual(self.daemon.samples(), before + 1)
 
 
-class Restart(unittest.TestCase):
-    def setUp(self):
-        self.users = TestUsers()
-        self.procs = Processes()
-        self.workdir = lgtest.make_workdir()
-        self.parent = f"lgtest-{os.getpid()}-restart"
-        lgtest.write_rules(self.workdir, rules(self.workdir))
-
-    def tearDown(self):
-        self.daemon.stop()
-        self.procs.stop_all()
-        lgtest.assert_none_left(self.procs.uids | self.users.uids(), self.id())
-        lgtest.remove_cgroups(self.parent)
-        self.users.remove_all()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+class Restart(OwnDaemon):
+    name = "restart"
 
     def test_kill_9_keeps_the_penalty(self):
         daemon = self.daemon = Daemon(self.workdir, policy(self.parent, self.workdir).replace(

@@ -1123,11 +1123,6 @@ static void read_counters(struct sampler *s, const struct policy *p, struct snap
     }
 }
 
-/* Processes outside their owner's cgroup (cron and at jobs, systemd-run,
- * a delegated subtree) are not in its counters: each is read from /proc
- * and counts for its owner all the same.  Those once found outside have
- * their place read again every sample: one that keeps leaving is counted
- * wherever it is.  Returns -1 when t is gone (forgotten). */
 /* Read t in this sample unless it was already: -1 (forgotten) when gone. */
 static int read_once(struct sampler *s, const struct policy *p, struct tracked_proc *t,
                      uint64_t now, uint64_t interval)
@@ -1142,6 +1137,11 @@ static int read_once(struct sampler *s, const struct policy *p, struct tracked_p
     return 0;
 }
 
+/* Processes outside their owner's cgroup (cron and at jobs, systemd-run,
+ * a delegated subtree) are not in its counters: each is read from /proc
+ * and counts for its owner all the same.  Those once found outside have
+ * their place read again every sample: one that keeps leaving is counted
+ * wherever it is.  Returns -1 when t is gone (forgotten). */
 static int add_stray(struct sampler *s, const struct policy *p, struct tracked_proc *t,
                      struct snapshot *snap, uint64_t now, uint64_t interval,
                      struct uid_index *ix)

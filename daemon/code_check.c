@@ -123,7 +123,9 @@ static bool parse_header(const char *line, size_t len, bool *exec, struct code_m
 
 static bool kernels_own(const struct code_mapping *m)
 {
-    static const char *const own[] = {"[vdso]", "[vsyscall]"};
+    /* [uprobes]: the kernel's, in every traced process while uprobes
+     * are set (bpftrace, perf probe on the node). */
+    static const char *const own[] = {"[vdso]", "[vsyscall]", "[uprobes]"};
     for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
         if (m->path_len == strlen(own[i]) && memcmp(m->path, own[i], m->path_len) == 0)
             return true;

@@ -10,7 +10,7 @@
  * writable by no one else (the very file: device and inode as mapped),
  * none of those mappings has a page changed in memory (smaps'
  * Anonymous), and no anonymous executable memory but the kernel's own
- * ([vdso], [vsyscall]).
+ * ([vdso], [vsyscall], [uprobes]).
  *
  * Reading environ and smaps takes the process's memory-map lock, which
  * its owner can hold up: the check runs in the command line reader's

@@ -631,11 +631,20 @@ def build_debs(srcdir, workdir):
 
 def at_failure(node):
     """What the node looked like when a scenario failed: the latest
-    events, and what each open ssh session has shown."""
-    r = node.vm.run("tail -n 12 /var/log/loginguard/events.jsonl", check=False, timeout=30)
+    events, systemd's jobs and the kernel's last words, and what each open
+    ssh session has shown.  Over a connection of its own: the shared one
+    may be what hangs (seen once: an apt-get purge that did not end in
+    120 s, and every command after it over the same connection)."""
+    try:
+        r = node.vm.run("uptime; systemctl list-jobs --no-pager | tail -n 8; "
+                        "dmesg | tail -n 15; tail -n 12 /var/log/loginguard/events.jsonl",
+                        check=False, timeout=60, shared=False)
+        state = r.stdout.rstrip()
+    except subprocess.TimeoutExpired:
+        state = "(no answer in 60 s over a new connection either)"
     shown = [f"  session {os.path.basename(p.log)}: {session_output(p)[-400:]!r}"
              for p in node.sessions if p.poll() is None]
-    return "\n".join(["  latest events:", r.stdout.rstrip()] + shown)
+    return "\n".join(["  the node:", state] + shown)
 
 
 def run_backend(backend, image, debs, workdir, upgrade):
@@ -667,9 +676,13 @@ def run_backend(backend, image, debs, workdir, upgrade):
             pass
     finally:
         if failed:
-            r = vm.run("journalctl -u loginguard -n 40 --no-pager; "
-                       "tail -n 20 /var/log/loginguard/events.jsonl", check=False, timeout=30)
-            say(r.stdout)
+            try:
+                r = vm.run("journalctl -u loginguard -n 40 --no-pager; "
+                           "tail -n 20 /var/log/loginguard/events.jsonl", check=False,
+                           timeout=60, shared=False)
+                say(r.stdout)
+            except subprocess.TimeoutExpired:
+                say("(the node did not answer a new connection in 60 s)")
         node.close()
         vm.stop()
     return passed, failed

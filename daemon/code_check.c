@@ -49,6 +49,18 @@ static const char *line_with(const char *text, size_t len, const char *key, size
     return NULL;
 }
 
+/* The number after the first k bytes of a line of n, blanks skipped. */
+static uint64_t number_after(const char *line, size_t n, size_t k)
+{
+    char num[24];
+    while (k < n && (line[k] == ' ' || line[k] == '\t'))
+        k++;
+    size_t digits = n - k < sizeof(num) - 1 ? n - k : sizeof(num) - 1;
+    memcpy(num, line + k, digits);
+    num[digits] = '\0';
+    return strtoull(num, NULL, 10);
+}
+
 bool code_status_clean(const char *status, size_t len, char *why, size_t why_len)
 {
     size_t n;
@@ -57,17 +69,10 @@ bool code_status_clean(const char *status, size_t len, char *why, size_t why_len
         snprintf(why, why_len, "no TracerPid in its status");
         return false;
     }
-    char num[24];
-    size_t k = strlen("TracerPid:");
-    while (k < n && (line[k] == ' ' || line[k] == '\t'))
-        k++;
-    size_t digits = n - k < sizeof(num) - 1 ? n - k : sizeof(num) - 1;
-    memcpy(num, line + k, digits);
-    num[digits] = '\0';
-    long tracer = strtol(num, NULL, 10);
+    uint64_t tracer = number_after(line, n, strlen("TracerPid:"));
     if (tracer == 0)
         return true;
-    snprintf(why, why_len, "traced by process %ld", tracer);
+    snprintf(why, why_len, "traced by process %llu", (unsigned long long)tracer);
     return false;
 }
 
@@ -165,14 +170,7 @@ bool code_smaps_clean(const char *smaps, size_t len, code_file_ok file_ok, void 
         }
         if (!in_exec || n < 10 || memcmp(line, "Anonymous:", 10) != 0)
             continue;
-        char num[24];
-        size_t k = 10;
-        while (k < n && line[k] == ' ')
-            k++;
-        size_t digits = n - k < sizeof(num) - 1 ? n - k : sizeof(num) - 1;
-        memcpy(num, line + k, digits);
-        num[digits] = '\0';
-        if (strtoull(num, NULL, 10) > 0) {
+        if (number_after(line, n, 10) > 0) {
             snprintf(why, why_len, "its code changed in memory (%.*s)",
                      (int)(m.path_len < 120 ? m.path_len : 120), m.path);
             return false;

@@ -186,17 +186,22 @@ static void track_window(const struct policy *p, struct user_state *us,
               &us->mem_over_sum);
 }
 
+/* Samples fall on a grid of intervals, so a run that has lasted the
+ * window ends a hair before or after the sample that should close it:
+ * 50 ms of slack keeps wake-up jitter from costing a whole interval. */
+static uint64_t window_slack(const struct snapshot *snap)
+{
+    return snap->interval / 2 < WINDOW_SLACK ? snap->interval / 2 : WINDOW_SLACK;
+}
+
 static void raise_level(const struct policy *p, struct user_state *us,
                         const struct user_sample *u, const struct snapshot *snap,
                         struct decisions *out)
 {
     uint64_t now = snap->now;
     /* A whole window, and still above now: nobody is flagged for a job
-     * that has just ended.  Samples fall on a grid of intervals, so a run
-     * that has lasted the window ends a hair before or after the sample
-     * that should close it: 50 ms of slack keeps wake-up jitter from
-     * costing a whole interval. */
-    uint64_t slack = snap->interval / 2 < WINDOW_SLACK ? snap->interval / 2 : WINDOW_SLACK;
+     * that has just ended. */
+    uint64_t slack = window_slack(snap);
     bool by_cpu = us->cpu_over_since && now + slack - us->cpu_over_since >= p->window &&
                   u->cpu > p->violation_cpu;
     bool by_mem = us->mem_over_since && now + slack - us->mem_over_since >= p->window &&
@@ -273,9 +278,10 @@ static void hold_level_memory(const struct policy *p, struct user_state *us,
         us->over_level_since = snap->now - snap->interval;
         return;
     }
-    uint64_t slack = snap->interval / 2 < WINDOW_SLACK ? snap->interval / 2 : WINDOW_SLACK;
+    if (snap->now + window_slack(snap) - us->over_level_since < p->window)
+        return;
     size_t largest = largest_process(snap, us->uid);
-    if (snap->now + slack - us->over_level_since < p->window || largest == SIZE_MAX)
+    if (largest == SIZE_MAX)
         return;
     struct decision *d = add_decision(out, DECISION_MEMORY_OVER, us->uid);
     d->level_before = d->level_after = us->level;

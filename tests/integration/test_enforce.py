@@ -358,6 +358,8 @@ class ArrivedOutside(OwnDaemon):
         self.start_daemon(lgtest.enforcing(self.parent, self.workdir, sample_interval="240s",
                                            scan_interval="240s"))
         user = self.users.add("lgtest39")
+        # The start-up sample is behind us: the next is four minutes away.
+        wait_for(lambda: self.daemon.samples() >= 1, HANG, "the first sample")
         before = self.daemon.samples()
         # Started as root, it takes the user's uid (Processes.start's
         # setresuid), then execs: as cron starts a job.

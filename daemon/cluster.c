@@ -108,7 +108,8 @@ void cluster_close(struct cluster *c)
     c->held = NULL;
     c->held_count = c->held_capacity = 0;
     free(c->database);
-    c->database = NULL;
+    free(c->passfile);
+    c->database = c->passfile = NULL;
     c->revs = NULL;
     c->rev_count = c->rev_capacity = 0;
     c->enabled = false;

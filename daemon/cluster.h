@@ -39,6 +39,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cluster_link.h"
 #include "cluster_merge.h"
 #include "cluster_queue.h"
 #include "engine.h"
@@ -63,6 +64,8 @@ struct cluster {
 
     /* The link (cluster_daemon.c). */
     char *database;              /* the connection string it was started with */
+    char *passfile;              /* the password file it names, or NULL */
+    struct cluster_link_settings link; /* pointing at those and at node */
     pid_t pid;                   /* 0: none running */
     int fd;                      /* -1: none */
     bool up;                     /* the last word was "up" */

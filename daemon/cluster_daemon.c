@@ -114,9 +114,8 @@ static void tap(const json_t *e, void *arg)
 static void start_link(struct daemon *d)
 {
     struct cluster *c = &d->cluster;
-    struct cluster_link_settings s = {.database = c->database, .node = c->node};
     c->restart_at = 0;
-    if (cluster_link_start(&s, &c->pid, &c->fd) == 0) {
+    if (cluster_link_start(&c->link, &c->pid, &c->fd) == 0) {
         c->sent = 0;
         return;
     }
@@ -126,9 +125,10 @@ static void start_link(struct daemon *d)
     if (c->exit_said)
         return;
     c->exit_said = true;
-    char msg[300];
-    snprintf(msg, sizeof(msg), "cannot start the link to the cluster's database: %s; tried "
-             "again every second (said once), enforcing on this node's own state meanwhile",
+    char msg[600];
+    snprintf(msg, sizeof(msg), "cannot start the link to the cluster's database (%s%s%s): %s; "
+             "tried again every second (said once), enforcing on this node's own state "
+             "meanwhile", c->link.program, c->passfile ? ", " : "", c->passfile ? c->passfile : "",
              strerror(errno));
     event(d, daemon_event(d, "cluster_link_error", msg));
 }
@@ -149,6 +149,15 @@ void cluster_daemon_start(struct daemon *d)
     c->database = xstrdup(d->policy.cluster_database);
     if (rc < 0)
         event(d, daemon_event(d, "state_error", why));
+    char passfile[4096];
+    if (cluster_conninfo_value(c->database, "passfile", passfile, sizeof(passfile)))
+        c->passfile = xstrdup(passfile);
+    /* The environment names another program for the tests, which run
+     * the one just built. */
+    c->link = (struct cluster_link_settings){
+        .program = getenv("LOGINGUARD_LINK_PROGRAM") ?: PKGLIBEXECDIR "/loginguard-link",
+        .database = c->database, .passfile = c->passfile, .node = c->node};
+    const char *user = d->policy.cluster_link_user ?: CLUSTER_LINK_USER;
     if (skipped) {
         char msg[600];
         snprintf(msg, sizeof(msg), "%s/%s: %zu lines were no records and are left out",
@@ -158,7 +167,17 @@ void cluster_daemon_start(struct daemon *d)
     }
     d->events.tap = tap;
     d->events.tap_arg = d;
-    start_link(d);
+    /* Without its user there is no link: the node queues its changes
+     * and enforces on its own state, as with a database down. */
+    if (access(c->link.program, X_OK) != 0) {
+        snprintf(why, sizeof(why), "the cluster link's program %s cannot be run: %s (it comes "
+                 "with loginguard: reinstall it)", c->link.program, strerror(errno));
+        event(d, daemon_event(d, "cluster_link_error", why));
+    } else if (cluster_link_user(&c->link, user, why, sizeof(why)) < 0) {
+        event(d, daemon_event(d, "cluster_link_error", why));
+    } else {
+        start_link(d);
+    }
 }
 
 /* The link's socket closed (it exited, or said nothing we could read). */
@@ -217,14 +236,17 @@ void cluster_daemon_stop(struct daemon *d)
     cluster_close(c);
 }
 
-void cluster_daemon_reloaded(struct daemon *d, const char *old_database, const char *old_node)
+static bool same_text(const char *a, const char *b)
+{
+    return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+void cluster_daemon_reloaded(struct daemon *d, const struct policy *old)
 {
     const struct policy *p = &d->policy;
-    bool same = (old_database ? p->cluster_database && !strcmp(old_database, p->cluster_database)
-                              : !p->cluster_database) &&
-                (old_node ? p->cluster_node && !strcmp(old_node, p->cluster_node)
-                          : !p->cluster_node);
-    if (!same)
+    if (!same_text(old->cluster_database, p->cluster_database) ||
+        !same_text(old->cluster_node, p->cluster_node) ||
+        !same_text(old->cluster_link_user, p->cluster_link_user))
         event(d, daemon_event(d, "cluster_config_pending",
                               "[cluster] changed: it takes effect when loginguardd is restarted; "
                               "until then the node keeps its link as it was started"));

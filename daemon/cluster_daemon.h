@@ -16,6 +16,7 @@
 #include "cluster_merge.h"
 
 struct daemon;
+struct policy;
 
 /* At start, after the state is loaded: with [cluster] database set, open
  * the queue and start the link (errors are events; the daemon goes on). */
@@ -24,7 +25,7 @@ void cluster_daemon_start(struct daemon *d);
 void cluster_daemon_stop(struct daemon *d);
 /* After a reload: [cluster] changes take effect at the next start; an
  * event says so. */
-void cluster_daemon_reloaded(struct daemon *d, const char *old_database, const char *old_node);
+void cluster_daemon_reloaded(struct daemon *d, const struct policy *old);
 
 /* The link's socket for poll: POLLIN, and POLLOUT while records wait. */
 void cluster_daemon_pollfd(struct daemon *d, struct pollfd *p);

@@ -397,15 +397,12 @@ int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out
         policy_diff(&d->policy, &fresh, &out->changes);
         out->summary = policy_changes_text(&d->policy, &fresh, &out->changes);
         sampler_reclassify(&d->sampler, &fresh);
-        char *database = d->policy.cluster_database, *node = d->policy.cluster_node;
-        d->policy.cluster_database = d->policy.cluster_node = NULL;
-        policy_free(&d->policy);
+        struct policy old = d->policy;
         d->policy = fresh;
         admin_cache_forget(&d->admins); /* admin_group may be another */
         reload_event(d, "config_reloaded", out->summary, by, NULL);
-        cluster_daemon_reloaded(d, database, node);
-        free(database);
-        free(node);
+        cluster_daemon_reloaded(d, &old);
+        policy_free(&old);
         /* A change of mode takes effect now; a failure to enforce keeps
          * observing (the error is an event). */
         bool was = d->enforcing;

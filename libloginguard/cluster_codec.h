@@ -1,5 +1,5 @@
 /* The JSON forms of a cluster's standings and changes, as the daemon and
- * its link process exchange them (daemon/cluster_link.h says the
+ * its link program exchange them (cluster_link_packets.h says the
  * packets).  Whatever is read is checked: a field of the wrong type or out
  * of range refuses the whole object, with why. */
 #ifndef LOGINGUARD_CLUSTER_CODEC_H

@@ -1,6 +1,6 @@
 /* How one user's shared standing changes when a node's change reaches
  * the database: the merge rule of a cluster of login nodes.  Pure: no I/O,
- * no clock.  The daemon's link process runs it inside the transaction
+ * no clock.  The link program (link/) runs it inside the transaction
  * that holds the user's row locked (SELECT ... FOR UPDATE), so every node
  * of the cluster applies the very same code to the very same inputs.
  *

@@ -62,6 +62,7 @@ const struct config_key config_keys[] = {
     {"trace", "max_age", T_DURATION, P(trace_max_age), 0},
     {"cluster", "database", T_STRING, P(cluster_database), 0},
     {"cluster", "node", T_STRING, P(cluster_node), 0},
+    {"cluster", "link_user", T_STRING, P(cluster_link_user), 0},
     {NULL, NULL, 0, 0, 0},
 };
 

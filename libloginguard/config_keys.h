@@ -22,7 +22,7 @@ struct config_key {
 
 /* In the order of the sections in loginguard.conf, ended by a NULL name. */
 extern const struct config_key config_keys[];
-#define CONFIG_KEY_COUNT 52
+#define CONFIG_KEY_COUNT 53
 
 /* The key of that name in section ("level" for [level N]), or NULL. */
 const struct config_key *config_key_find(const char *section, const char *name);

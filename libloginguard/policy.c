@@ -83,6 +83,7 @@ void policy_free(struct policy *p)
     free(p->cgroup_parent);
     free(p->cluster_database);
     free(p->cluster_node);
+    free(p->cluster_link_user);
     name_list_free(&p->exempt_users);
     name_list_free(&p->exempt_groups);
     name_list_free(&p->channels);

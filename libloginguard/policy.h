@@ -100,9 +100,10 @@ struct policy {
     uint64_t trace_max_size;    /* bytes of every segment together */
     uint64_t trace_max_age;     /* usec: older segments are deleted */
 
-    /* [cluster]: one standing across the login nodes (cluster_link.h) */
+    /* [cluster]: one standing across the login nodes (cluster_link_packets.h) */
     char *cluster_database;     /* libpq connection string; NULL = one node alone */
     char *cluster_node;         /* this node's name; NULL = the host name */
+    char *cluster_link_user;    /* the link program's user; NULL = "loginguard" */
 
     struct rule_set rules;
 };

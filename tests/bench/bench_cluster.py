@@ -142,6 +142,7 @@ duration = 10m
 [cluster]
 database = {conninfo}
 node = {name}
+link_user = {lgtest.LINK_USER}
 """
     return policy
 
@@ -271,7 +272,8 @@ class Link:
         self.uids = range(LINK_UID0 + index * 1000, LINK_UID0 + index * 1000 + LINK_USERS)
         self.p = subprocess.Popen([HELPER, self.name], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=stderr, bufsize=0,
-                                  env=dict(os.environ, LG_CLUSTER_DATABASE=database))
+                                  env=dict(os.environ, LG_CLUSTER_DATABASE=database,
+                                           LG_CLUSTER_LINK_USER=lgtest.LINK_USER))
         for f in (self.p.stdin, self.p.stdout):
             os.set_blocking(f.fileno(), False)
         self.inbuf = b""
@@ -514,6 +516,7 @@ def main():
     fcntl.flock(lock, fcntl.LOCK_EX)
     t0 = time.monotonic()
     users = TestUsers()
+    users.add_link_user()
     server = pgserver.PgServer(settings={
         "max_connections": max(40, LINK_NODES + 30),
         "log_line_prefix": f"'{LOG_PREFIX}'",

@@ -1,7 +1,8 @@
 /* The cluster link alone, for the tests: starts it as the daemon does
- * (cluster_link_start) and relays its packets as JSON lines.
+ * (cluster_link_start: the program LOGINGUARD_LINK_PROGRAM names, as the
+ * user LG_CLUSTER_LINK_USER names) and relays its packets as JSON lines.
  *
- *   LG_CLUSTER_DATABASE='conninfo' lg-cluster-link NODE
+ *   LG_CLUSTER_DATABASE='conninfo' LG_CLUSTER_LINK_USER=user lg-cluster-link NODE
  *
  * stdout: {"t":"started","pid":P} first, then each packet from the link
  * on a line of its own; stdin: each line a packet to the link.  At the
@@ -20,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cluster_config.h"
 #include "cluster_link.h"
 
 static void relay_from_link(int fd)
@@ -63,11 +65,22 @@ static bool relay_to_link(int fd)
 int main(int argc, char **argv)
 {
     const char *database = getenv("LG_CLUSTER_DATABASE");
-    if (argc != 2 || !database) {
-        fprintf(stderr, "usage: LG_CLUSTER_DATABASE=conninfo lg-cluster-link NODE\n");
+    const char *user = getenv("LG_CLUSTER_LINK_USER");
+    const char *program = getenv("LOGINGUARD_LINK_PROGRAM");
+    if (argc != 2 || !database || !user || !program) {
+        fprintf(stderr, "usage: LG_CLUSTER_DATABASE=conninfo LG_CLUSTER_LINK_USER=user "
+                "LOGINGUARD_LINK_PROGRAM=path lg-cluster-link NODE\n");
         return 2;
     }
-    struct cluster_link_settings s = {.database = database, .node = argv[1]};
+    char passfile[4096], why[512];
+    struct cluster_link_settings s = {
+        .program = program, .database = database, .node = argv[1],
+        .passfile = cluster_conninfo_value(database, "passfile", passfile, sizeof(passfile))
+                        ? passfile : NULL};
+    if (cluster_link_user(&s, user, why, sizeof(why)) < 0) {
+        fprintf(stderr, "lg-cluster-link: %s\n", why);
+        return 1;
+    }
     pid_t pid;
     int fd;
     if (cluster_link_start(&s, &pid, &fd) < 0) {

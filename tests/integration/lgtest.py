@@ -25,6 +25,12 @@ MEMHOG = os.path.join(TOP_BUILDDIR, "tests", "helpers", "memhog")
 SHIPPED_RULES = os.path.join(TOP_SRCDIR, "rules", "rules.d")
 SHIPPED_CONF = os.path.join(TOP_SRCDIR, "rules", "loginguard.conf")
 SHIPPED_NOTICES = os.path.join(TOP_SRCDIR, "rules", "notices")
+# The cluster link: the program just built (installed, the daemon runs
+# the one in its libexec directory), as a test user of its own
+# ([cluster] link_user; TestUsers.add_link_user makes it).
+LINK_PROGRAM = os.path.join(TOP_BUILDDIR, "link", "loginguard-link")
+os.environ.setdefault("LOGINGUARD_LINK_PROGRAM", LINK_PROGRAM)
+LINK_USER = "lgtestlink"
 
 
 # Test users get uids from here up, and test daemons judge only uids from
@@ -66,6 +72,7 @@ class TestUsers:
 
     def __init__(self):
         self.names = []
+        self.service_names = []
         self.remove_stale()
 
     @staticmethod
@@ -105,10 +112,20 @@ class TestUsers:
                            check=True)
         return pwd.getpwnam(name)
 
+    def add_link_user(self):
+        """The cluster link's user: a system user, removed with the rest,
+        but not one whose processes each test ends (the link runs as long
+        as its daemon)."""
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                        LINK_USER], check=True)
+        self.service_names.append(LINK_USER)
+        return pwd.getpwnam(LINK_USER)
+
     def remove_all(self):
-        for name in self.names:
+        for name in self.names + self.service_names:
             subprocess.run(["userdel", name], check=False, stderr=subprocess.DEVNULL)
         self.names = []
+        self.service_names = []
 
 
 class Processes:

@@ -46,6 +46,7 @@ duration = 10m
 [cluster]
 database = {conninfo}
 node = {name}
+link_user = {lgtest.LINK_USER}
 """
 
 
@@ -60,6 +61,7 @@ class TwoNodes(unittest.TestCase):
             raise unittest.SkipTest("PostgreSQL 15 (postgresql-15) is not installed")
         cls.users = TestUsers()
         cls.addClassCleanup(cls.users.remove_all)
+        cls.users.add_link_user()
         cls.server = pgserver.PgServer()
         cls.addClassCleanup(cls.server.teardown)
         subprocess.run([CTL, "--config", cls.owner_config(), "cluster", "init", "--grant", NODE],

@@ -1,4 +1,4 @@
-"""The cluster link alone (daemon/cluster_link.c) against a real
+"""The cluster link alone (link/, started by daemon/cluster_link.c) against a real
 PostgreSQL 15 server (pgserver.py), driven through tests/helpers/
 lg-cluster-link, which starts it as the daemon does and relays its packets
 as JSON lines: "up" with what the database holds of the node, a raise
@@ -14,6 +14,7 @@ what `make bench` prints."""
 
 import json
 import os
+import pwd
 import queue
 import signal
 import subprocess
@@ -52,7 +53,7 @@ class Link:
     """One link process under the helper; its packets in a queue."""
 
     def __init__(self, database, node):
-        env = dict(os.environ, LG_CLUSTER_DATABASE=database)
+        env = dict(os.environ, LG_CLUSTER_DATABASE=database, LG_CLUSTER_LINK_USER=lgtest.LINK_USER)
         self.p = subprocess.Popen([HELPER, node], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, env=env, text=True, bufsize=1)
         self.packets = queue.Queue()
@@ -118,6 +119,9 @@ class ClusterLink(unittest.TestCase):
     def setUpClass(cls):
         if not pgserver.available():
             raise unittest.SkipTest("no PostgreSQL 15 server binaries or no postgres user")
+        cls.users = lgtest.TestUsers()
+        cls.addClassCleanup(cls.users.remove_all)
+        cls.users.add_link_user()
         cls.server = pgserver.PgServer()
         cls.workdir = tempfile.mkdtemp(prefix="lgtest.")
         conf = os.path.join(cls.workdir, "loginguard.conf")
@@ -181,6 +185,30 @@ class ClusterLink(unittest.TestCase):
         a.expect("stored", HANG, seq=5)
         self.assertEqual(self.sql("SELECT string_agg(seq::text, ',' ORDER BY seq) "
                                   "FROM loginguard.changes WHERE node = 'lgtest-raise'"), "1,3,5")
+        self.assertEqual(a.close(), 0)
+
+    def test_runs_as_its_own_user_with_nothing_of_roots(self):
+        """Issue 19: the link (libpq, TLS, Kerberos, LDAP behind it) runs as
+        link_user, with no other group, no capability and no way to gain
+        one, and holds no descriptor of its starter's but its socket: it
+        reached the database with the root-only password file only
+        through the descriptor it was handed."""
+        a = self.link("lgtest-user")
+        a.expect("up", HANG)
+        link = pwd.getpwnam(lgtest.LINK_USER)
+        with open(f"/proc/{a.pid}/status") as f:
+            status = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+        self.assertEqual(status["Uid"].split(), [str(link.pw_uid)] * 4)
+        self.assertEqual(status["Gid"].split(), [str(link.pw_gid)] * 4)
+        self.assertEqual(status.get("Groups", "").strip(), "")
+        self.assertEqual(int(status["CapEff"], 16), 0)
+        self.assertEqual(int(status["CapPrm"], 16), 0)
+        self.assertEqual(status["NoNewPrivs"].strip(), "1")
+        self.assertEqual(os.readlink(f"/proc/{a.pid}/exe"), os.path.realpath(lgtest.LINK_PROGRAM))
+        st = os.stat(self.server.passfile)
+        self.assertEqual((st.st_uid, st.st_mode & 0o777), (0, 0o600))
+        fds = [os.readlink(f"/proc/{a.pid}/fd/{n}") for n in os.listdir(f"/proc/{a.pid}/fd")]
+        self.assertNotIn(self.server.passfile, fds)
         self.assertEqual(a.close(), 0)
 
     def test_notify_from_another_node(self):

@@ -3,10 +3,13 @@ enforces on its own state as a node alone does, says so in its status,
 and keeps every change of standing (a violation, a forgive, an
 exemption) in its queue on disk, numbered on across a restart; a
 password in [cluster] database is a config error at its line (issue 13:
-the daemon's side; the link itself is tested with a database)."""
+the daemon's side; the link itself is tested with a database).  The
+daemon loads no database client, the link program refuses to run as
+root, and a link_user that is root starts no link (issue 19)."""
 
 import json
 import os
+import shutil
 import subprocess
 
 import lgtest
@@ -31,6 +34,7 @@ class ClusterAlone(lgtest.DaemonTestCase):
 [cluster]
 database = {DATABASE}
 node = {NODE}
+link_user = {lgtest.LINK_USER}
 """)
 
     @classmethod
@@ -45,6 +49,7 @@ node = {NODE}
 
     @classmethod
     def prepare(cls):
+        cls.users.add_link_user()
         cls.ctl_bin = lgtest.private_copy(CTL, cls.workdir, "loginguardctl")
 
     # (test_control's two helpers, here so that this module stands alone.)
@@ -121,6 +126,42 @@ node = {NODE}
         self.assertGreater(records[-1]["seq"], last)
         seqs = [r["seq"] for r in records]
         self.assertEqual(seqs, sorted(set(seqs)))
+
+    def test_the_daemon_loads_no_database_client(self):
+        """Issue 19: the root daemon parses hostile input; only the link
+        program, run unprivileged, loads libpq and what stands behind it."""
+        libs = subprocess.run(["ldd", lgtest.DAEMON], capture_output=True, text=True,
+                              check=True, timeout=HANG).stdout
+        for name in ("libpq", "libssl", "libcrypto", "libkrb5", "libgssapi", "libldap"):
+            self.assertNotIn(name, libs)
+        link = subprocess.run(["ldd", lgtest.LINK_PROGRAM], capture_output=True, text=True,
+                              check=True, timeout=HANG).stdout
+        self.assertIn("libpq", link)
+        # Nor does the link run as root, whoever starts it.
+        p = subprocess.run([lgtest.LINK_PROGRAM], capture_output=True, text=True, timeout=HANG)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("does not run as root", p.stderr)
+
+    def test_a_root_link_user_is_refused(self):
+        workdir = lgtest.make_workdir()
+        self.addCleanup(shutil.rmtree, workdir, ignore_errors=True)
+        lgtest.write_rules(workdir, [])
+        daemon = lgtest.Daemon(workdir, f"""
+[daemon]
+mode = observe
+min_uid = {lgtest.TEST_UID_MIN}
+rules_dirs = {workdir}/rules.d
+[cluster]
+database = {DATABASE}
+node = {NODE}
+link_user = root
+""")
+        daemon.start()
+        self.addCleanup(daemon.stop)
+        e = daemon.wait_event(HANG, event="cluster_link_error")
+        self.assertIn('"root" ([cluster] link_user) is root', e["message"])
+        self.assertEqual(subprocess.run(["pgrep", "-P", str(daemon.proc.pid), "-x",
+                                         "loginguard-link"], capture_output=True).returncode, 1)
 
     def test_a_password_is_a_config_error_at_its_line(self):
         conf = os.path.join(self.workdir, "password.conf")

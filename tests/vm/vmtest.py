@@ -343,6 +343,11 @@ def install(node, debs, upgrade=True):
     # As an admin installs it: the service runs at once, in observe mode.
     assert vm.out("systemctl is-active loginguard").strip() == "active"
     assert "mode: observe" in vm.out("loginguardctl status")
+    # The cluster link's program and its own user; the daemon itself
+    # loads no database client.
+    assert vm.out("id -u loginguard").strip() != "0"
+    vm.out("test -x /usr/libexec/loginguard/loginguard-link")
+    assert "libpq" not in vm.out("ldd /usr/sbin/loginguardd")
     if upgrade:
         # The site's edit of a conffile survives an upgrade (here: the same
         # version installed again; once, the packages are the same for both

@@ -3,8 +3,8 @@
  * transaction, reading standings.  Every call returns within about
  * LINK_DB_WAIT_SEC whatever the server does (libpq's asynchronous calls
  * under poll), and reads nothing of unbounded size from it. */
-#ifndef LOGINGUARD_CLUSTER_LINK_DB_H
-#define LOGINGUARD_CLUSTER_LINK_DB_H
+#ifndef LOGINGUARD_LINK_DB_H
+#define LOGINGUARD_LINK_DB_H
 
 #include <libpq-fe.h>
 #include <stdbool.h>
@@ -33,7 +33,8 @@ enum link_db_result {
 
 /* Connect, check the schema's version, enter the node in nodes (reading
  * its stored_seq) and LISTEN.  LINK_DB_OK or LINK_DB_DOWN (db->error). */
-enum link_db_result link_db_connect(struct link_db *db, const char *database, const char *node);
+enum link_db_result link_db_connect(struct link_db *db, const char *database,
+                                    const char *passfile, const char *node);
 void link_db_close(struct link_db *db);
 
 /* Store one change (c->node is db's node), and *row the user's row after

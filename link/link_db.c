@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "cluster_codec.h"
-#include "cluster_link_db.h"
+#include "link_db.h"
 #include "cluster_schema.h"
 #include "util.h"
 
@@ -20,9 +20,12 @@
  * keepalives and tcp_user_timeout find a peer gone quiet.  A commit waits
  * for its WAL to be flushed whatever the server's synchronous_commit: the
  * daemon forgets a record once told it is stored. */
+/* The connection string (dbname, expanded) overrides the defaults before
+ * it, and the password file after it overrides the one it names. */
 static const char *const conn_keys[] = {
     "connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
-    "keepalives_count", "tcp_user_timeout", "application_name", "options", "dbname", NULL,
+    "keepalives_count", "tcp_user_timeout", "application_name", "options", "dbname",
+    "passfile", NULL,
 };
 #define CONN_OPTIONS                                                                       \
     "-c statement_timeout=10000 -c lock_timeout=5000 "                                      \
@@ -336,7 +339,7 @@ static enum link_db_result read_rows(struct link_db *db, PGresult *res, const ch
         if (read_standing(res, i, &rows[*count]))
             (*count)++;
         else
-            fprintf(stderr, "loginguardd: cluster link: a row of loginguard.standing that is "
+            fprintf(stderr, "loginguard-link: a row of loginguard.standing that is "
                     "not one (out of range or malformed) left out\n");
     }
     PQclear(res);
@@ -431,7 +434,8 @@ static enum link_db_result enter_node(struct link_db *db)
 
 /* The string is parsed first, so that a mistyped one is reported without
  * libpq's message, which may quote a piece of it (the password). */
-static enum link_db_result open_conn(struct link_db *db, const char *database)
+static enum link_db_result open_conn(struct link_db *db, const char *database,
+                                     const char *passfile)
 {
     char *err = NULL;
     PQconninfoOption *opts = PQconninfoParse(database, &err);
@@ -446,7 +450,7 @@ static enum link_db_result open_conn(struct link_db *db, const char *database)
             db->password = xstrdup(o->val);
     PQconninfoFree(opts);
     const char *const values[] = {"10", "1", "30", "10", "3", "30000", "loginguardd",
-                                  CONN_OPTIONS, database, NULL};
+                                  CONN_OPTIONS, database, passfile, NULL};
     db->conn = PQconnectdbParams(conn_keys, values, 1);
     if (!db->conn) {
         snprintf(db->error, sizeof(db->error), "out of memory connecting to the cluster's database");
@@ -466,12 +470,13 @@ static enum link_db_result open_conn(struct link_db *db, const char *database)
     return LINK_DB_OK;
 }
 
-enum link_db_result link_db_connect(struct link_db *db, const char *database, const char *node)
+enum link_db_result link_db_connect(struct link_db *db, const char *database,
+                                    const char *passfile, const char *node)
 {
     link_db_close(db);
     db->node = node;
     db->error[0] = '\0';
-    enum link_db_result r = open_conn(db, database);
+    enum link_db_result r = open_conn(db, database, passfile);
     if (r == LINK_DB_OK)
         r = check_schema(db);
     if (r == LINK_DB_OK)
@@ -757,7 +762,7 @@ static enum link_db_result in_transaction(struct link_db *db, uint64_t seq,
     if (exec(db, "ROLLBACK", "ROLLBACK", 0, NULL) != LINK_DB_OK ||
         mark_stored(db, seq) != LINK_DB_OK)
         return LINK_DB_DOWN;
-    fprintf(stderr, "loginguardd: cluster link: record %" PRIu64 " dropped: %s\n", seq, why);
+    fprintf(stderr, "loginguard-link: record %" PRIu64 " dropped: %s\n", seq, why);
     snprintf(db->error, sizeof(db->error), "%s", why);
     db->stored_seq = seq;
     return LINK_DB_REFUSED;

@@ -53,6 +53,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-poin
 cflags="-g -O1 $san -fsanitize=fuzzer-no-link -Wall -Wextra -I$top_builddir -I$top_srcdir/libloginguard -I$top_srcdir/daemon
     -DSYSCONFDIR=\"${sysconfdir:-/etc}\" -DLOCALSTATEDIR=\"${localstatedir:-/var}\"
     -DRUNSTATEDIR=\"${runstatedir:-/run}\" -DPKGDATADIR=\"${pkgdatadir:-/usr/share/loginguard}\"
+    -DPKGLIBEXECDIR=\"${pkglibexecdir:-/usr/libexec/loginguard}\"
     ${FUZZ_DEP_CFLAGS:-}"
 
 printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return !d + !n; }\n' \

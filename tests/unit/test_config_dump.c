@@ -218,7 +218,8 @@ static const char site_dropin[] =
     "max_age = 36h\n"
     "[cluster]\n"
     "database = host=/run/postgresql dbname=loginguard\n"
-    "node = login2\n";
+    "node = login2\n"
+    "link_user = lglink\n";
 
 /* The drop-in is only a test of every key if it changes every key. */
 static void assert_every_key_changed(struct policy *site)

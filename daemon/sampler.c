@@ -1037,20 +1037,35 @@ static void read_known(struct sampler *s, const struct policy *p, struct snapsho
 }
 
 /* Level one from /proc: every user process, one held-descriptor read each. */
+/* What users hold in shared memory beyond their processes' resident
+ * size (shm_held.h), the last sweep's figures: memory no live process
+ * maps any more counts too, for a user with no process left. */
+static void add_shm_held(const struct sampler *s, const struct policy *p, struct snapshot *snap,
+                         struct uid_index *ix)
+{
+    const struct shm_usage *u = shm_held_owners(&s->shm);
+    for (size_t i = 0; i < u->count; i++) {
+        const struct shm_owner *o = &u->owners[i];
+        if (o->uid >= p->min_uid && o->held >= SHM_HELD_MIN && o->held > o->mapped)
+            user_for(ix, snap, o->uid)->memory += o->held - o->mapped;
+    }
+}
+
 static void sample_procfs(struct sampler *s, const struct policy *p, struct snapshot *snap,
                           uint64_t now, uint64_t interval, struct uid_index *ix)
 {
     apply_marks(s, p, now, interval); /* the exec'd, before they are read */
     if (s->events_live) {
         read_known(s, p, snap, now, interval, ix);
-        return;
+    } else {
+        for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
+            struct tracked_proc *t = visit(s, p, pid, now, interval);
+            if (t && !t->ignored)
+                add_procfs_usage(s, snap, ix, t);
+        }
+        prune(s, s->generation);
     }
-    for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
-        struct tracked_proc *t = visit(s, p, pid, now, interval);
-        if (t && !t->ignored)
-            add_procfs_usage(s, snap, ix, t);
-    }
-    prune(s, s->generation);
+    add_shm_held(s, p, snap, ix);
 }
 
 /* New processes, found by listing /proc without reading known ones: a
@@ -1415,6 +1430,17 @@ static void refresh_owners(struct sampler *s)
  * where libproc2's reap parses /proc/PID/status for the same number).
  * While the proc connector reports every exec, the sweep need not look
  * for them; after lost events it does. */
+/* The /proc path's shared memory (shm_held.h): the walk goes on, and
+ * what each holder's processes map is read again. */
+static void read_shm_held(struct sampler *s)
+{
+    shm_held_sweep(&s->shm);
+    for (size_t b = 0; b < s->bucket_count; b++)
+        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next)
+            if (!t->ignored && !t->zombie && shm_held_worth_reading(&s->shm, t->owner))
+                shm_held_read_mapped(&s->shm, t->pid, t->owner);
+}
+
 void sampler_sweep(struct sampler *s, const struct policy *p)
 {
     uint64_t now = env_boottime(s->env);
@@ -1452,6 +1478,8 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
     prune(s, sweep_generation);
     if (s->use_counters)
         find_strays(s, sweep_generation);
+    else
+        read_shm_held(s);
     rebuild_withheld(s);
 }
 
@@ -1541,6 +1569,7 @@ int sampler_init(struct sampler *s, const struct environment *env,
         return -1;
     }
     s->proc_fd = dirfd(s->proc_dir);
+    shm_held_init(&s->shm, s->proc_fd);
     s->hz = sysconf(_SC_CLK_TCK);
     s->page_size = sysconf(_SC_PAGESIZE);
     s->boot_realtime_usec = env_realtime(env) - env_boottime(env);
@@ -1562,6 +1591,7 @@ int sampler_init(struct sampler *s, const struct environment *env,
 
 void sampler_free(struct sampler *s)
 {
+    shm_held_free(&s->shm);
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
             next = t->next;

@@ -42,6 +42,7 @@
 #include "procfs.h"
 #include "programs.h"
 #include "snapshot.h"
+#include "shm_held.h"
 #include "stopper.h"
 #include "subuid.h"
 #include "taskstats.h"
@@ -161,6 +162,7 @@ struct sampler {
     char *pressure_path;        /* PROC/pressure/memory */
     DIR *proc_dir;
     int proc_fd;
+    struct shm_held shm;        /* /proc path: shared memory no resident size shows */
     struct tracked_proc **buckets;
     size_t bucket_count, proc_count;
     uint32_t generation;

@@ -135,7 +135,7 @@ class Processes:
         self.procs = []
         self.uids = set()
 
-    def start(self, argv, user=None, tty=None):
+    def start(self, argv, user=None, tty=None, stdout=subprocess.DEVNULL):
         """argv as user; with tty (a terminal's path) that terminal is its
         controlling terminal and its standard input, output and error."""
         def become():
@@ -151,7 +151,7 @@ class Processes:
                 os.setresgid(user.pw_gid, user.pw_gid, user.pw_gid)
                 os.setresuid(user.pw_uid, user.pw_uid, user.pw_uid)
         p = subprocess.Popen(argv, preexec_fn=become, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, cwd="/")
+                             stdout=stdout, cwd="/")
         self.procs.append(p)
         if user is not None:
             self.uids.add(user.pw_uid)

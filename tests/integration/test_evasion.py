@@ -419,5 +419,67 @@ channels =
         self.assertLess(lgtest.rss_bytes(proc.pid), 100 << 20)
 
 
+# A System V segment of MB MiB made, filled and left by its creator, who
+# then names another user as its owner (IPC_SET: allowed to a creator).
+SEGMENT = """
+import ctypes, os, pwd, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+size = int(sys.argv[1]) << 20
+shmid = libc.shmget(0, ctypes.c_size_t(size), 0o1600)  # IPC_PRIVATE, IPC_CREAT, 0600
+assert shmid >= 0, ctypes.get_errno()
+addr = libc.shmat(shmid, None, 0)
+ctypes.memset(addr, 1, size)
+libc.shmdt(ctypes.c_void_p(addr))
+# struct shmid64_ds on x86_64: ipc64_perm (key, uid, gid, cuid, cgid, mode ...)
+# first; IPC_STAT = 2, IPC_SET = 1.
+buf = (ctypes.c_uint32 * 64)()
+assert libc.shmctl(shmid, 2, buf) == 0, ctypes.get_errno()
+buf[1] = pwd.getpwnam(sys.argv[2]).pw_uid
+assert libc.shmctl(shmid, 1, buf) == 0, ctypes.get_errno()
+print(shmid, flush=True)
+"""
+
+
+class SharedMemoryObserved(lgtest.DaemonTestCase):
+    """/proc sampling (observe mode) sees no cgroup's shmem: what a user
+    holds in tmpfs files and System V segments, which no process's
+    resident size shows once it is unmapped, counts for them all the
+    same (issue 19); a segment for its creator, whoever it names."""
+    MB = 300
+
+    @classmethod
+    def policy(cls):
+        return SleepingMemory.policy()
+
+    def test_a_file_in_dev_shm_counts_after_its_writer_ended(self):
+        user = self.users.add("lgtest45")
+        path = f"/dev/shm/lgtest45-{os.getpid()}"
+        self.addCleanup(lambda: os.path.exists(path) and os.unlink(path))
+        writer = self.procs.start(["/bin/sh", "-c", f"head -c {self.MB}M /dev/zero > {path}"],
+                                  user)
+        self.assertEqual(writer.wait(HANG), 0)
+        self.assertEqual(lgtest.processes_of({user.pw_uid}), [])
+        event = self.daemon.wait_event(SCAN + WINDOW + HANG, event="violation",
+                                       uid=user.pw_uid)
+        self.assertEqual(event["reason"], "memory")
+        self.assertGreaterEqual(event["usage"]["memory_bytes"], self.MB << 20)
+
+    def test_a_segment_counts_for_its_creator_not_for_whom_it_names(self):
+        creator = self.users.add("lgtest46")
+        named = self.users.add("lgtest47")
+        maker = self.procs.start(["/usr/bin/python3", "-c", SEGMENT, str(self.MB),
+                                  named.pw_name], creator, stdout=subprocess.PIPE)
+        out, _ = maker.communicate(timeout=HANG)
+        self.assertEqual(maker.returncode, 0)
+        shmid = int(out.split()[0])
+        self.addCleanup(subprocess.run, ["ipcrm", "-m", str(shmid)], check=False)
+        event = self.daemon.wait_event(SCAN + WINDOW + HANG, event="violation",
+                                       uid=creator.pw_uid)
+        self.assertEqual(event["reason"], "memory")
+        self.assertGreaterEqual(event["usage"]["memory_bytes"], self.MB << 20)
+        self.assertEqual(self.daemon.find(event="violation", uid=named.pw_uid), [])
+
+
 if __name__ == "__main__":
     lgtest.run_tests()

@@ -1,0 +1,85 @@
+/* Shared memory each user holds that no process's resident size may show:
+ * files in tmpfs (POSIX shared memory in /dev/shm, a tmpfs /tmp,
+ * /run/user/UID) and System V segments.  Such memory stays in RAM after
+ * the last process that wrote it has unmapped it or ended, and counts for
+ * the user on the /proc path (the cgroup path reads the cgroup's shmem).
+ *
+ * Files are charged to their owner (a user cannot give one away) and
+ * segments to their creator (the owner a segment names can be changed by
+ * its creator: to act on someone else).  What the user's processes map
+ * of it is in their resident size already, so only the rest is added:
+ * held less what their processes map (RssShmem).  Below SHM_HELD_MIN
+ * nothing is added (and nothing read): a session's few files in
+ * /run/user are no memory worth a look at every process.
+ *
+ * The tmpfs mounts are those of PID 1's mount namespace (the service's
+ * own /tmp is private; the daemon's own where PID 1's root cannot be
+ * entered), walked without following links, at most
+ * SHM_WALK_BUDGET entries a sweep: a walk that does not finish goes on
+ * where it stopped at the next sweep, and the totals are those of the
+ * last whole walk, so no number of files hides one behind them. */
+#ifndef LOGINGUARD_SHM_HELD_H
+#define LOGINGUARD_SHM_HELD_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SHM_WALK_BUDGET 4096 /* directory entries looked at in one sweep: ~12 ms (make bench) */
+#define SHM_HELD_MIN (16ULL << 20)
+/* Processes of one owner whose RssShmem is read in a sweep: past them,
+ * what the rest map is not subtracted (the user is counted more, never
+ * less, than they hold). */
+#define SHM_READS_PER_OWNER 1024
+#define SHM_WALK_DEPTH 16     /* directories below a mount walked into */
+#define SHM_MOUNTS_MAX 64
+
+struct shm_owner {
+    uid_t uid;
+    uint64_t held;   /* bytes in tmpfs files and segments */
+    uint64_t mapped; /* bytes of shared memory their processes map */
+    uint32_t mapped_reads; /* processes read for it at this sweep */
+};
+
+struct shm_usage {
+    struct shm_owner *owners;
+    size_t count, capacity;
+};
+
+struct shm_held {
+    int proc_fd;                 /* the /proc the daemon reads (not owned) */
+    struct shm_usage done;       /* the last whole walk */
+    struct shm_usage walking;    /* the walk under way */
+    const char *ns;              /* "1" or "self": whose mounts are walked */
+    char *mounts[SHM_MOUNTS_MAX]; /* the walk's tmpfs mount points */
+    size_t mount_count, mount_next;
+    DIR *dirs[SHM_WALK_DEPTH + 1]; /* open directories, the deepest last */
+    size_t depth;                /* 0: between mounts */
+    uint64_t walks;              /* whole walks done, for the tests */
+};
+
+void shm_held_init(struct shm_held *h, int proc_fd);
+void shm_held_free(struct shm_held *h);
+
+/* Up to SHM_WALK_BUDGET entries of the walk; at its end, the segments
+ * too, and the totals replace the last walk's.  What processes map is
+ * forgotten: the sweep reads it again (shm_held_add_mapped). */
+void shm_held_sweep(struct shm_held *h);
+
+/* Whether uid held SHM_HELD_MIN or more at the last whole walk: then
+ * what their processes map is read. */
+bool shm_held_worth_reading(const struct shm_held *h, uid_t uid);
+
+/* A process of uid maps bytes of shared memory (its RssShmem):
+ * shm_held_read_mapped reads it from the process's status. */
+void shm_held_add_mapped(struct shm_held *h, uid_t uid, uint64_t bytes);
+void shm_held_read_mapped(struct shm_held *h, pid_t pid, uid_t uid);
+
+/* The owners of the last whole walk: held less mapped is what each
+ * holds beyond their processes' resident size (when held is at least
+ * SHM_HELD_MIN). */
+const struct shm_usage *shm_held_owners(const struct shm_held *h);
+
+#endif

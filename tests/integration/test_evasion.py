@@ -358,6 +358,20 @@ memory_pressure = 0
         self.assertGreaterEqual(event["processes"][0]["rss_bytes"], self.MB << 20)
 
 
+def assert_shm_file_counts(test, user, first=""):
+    """test.MB MiB written by user into a file in /dev/shm (after the
+    shell command first), the writer ended: a memory violation for user."""
+    path = f"/dev/shm/{user.pw_name}-{os.getpid()}"
+    test.addCleanup(lambda: os.path.exists(path) and os.unlink(path))
+    writer = test.procs.start(["/bin/sh", "-c", f"{first}head -c {test.MB}M /dev/zero > {path}"],
+                              user)
+    test.assertEqual(writer.wait(HANG), 0)
+    test.assertEqual(lgtest.processes_of({user.pw_uid}), [])
+    event = test.daemon.wait_event(SCAN + WINDOW + HANG, event="violation", uid=user.pw_uid)
+    test.assertEqual(event["reason"], "memory")
+    test.assertGreaterEqual(event["usage"]["memory_bytes"], test.MB << 20)
+
+
 class SharedMemory(lgtest.DaemonTestCase):
     """Memory in a tmpfs file is charged to the cgroup of whoever wrote
     it, and stays after they log out: it counts for them (enforce mode,
@@ -380,20 +394,10 @@ channels =
 
     def test_a_file_in_dev_shm_counts_after_its_writer_ended(self):
         user = self.users.add("lgtest19")
-        path = f"/dev/shm/lgtest19-{os.getpid()}"
-        self.addCleanup(lambda: os.path.exists(path) and os.unlink(path))
         # Written once the shell is in its user's cgroup (the daemon moves
         # it there when it first sees it), so the charge is the user's.
-        writer = self.procs.start(["/bin/sh", "-c",
-                                   "until grep -q \"user-$(id -u)\" /proc/self/cgroup; do "
-                                   f"sleep 0.1; done; head -c {self.MB}M /dev/zero > {path}"],
-                                  user)
-        self.assertEqual(writer.wait(HANG), 0)
-        self.assertEqual(lgtest.processes_of({user.pw_uid}), [])
-        event = self.daemon.wait_event(SCAN + WINDOW + HANG, event="violation",
-                                       uid=user.pw_uid)
-        self.assertEqual(event["reason"], "memory")
-        self.assertGreaterEqual(event["usage"]["memory_bytes"], self.MB << 20)
+        assert_shm_file_counts(self, user, "until grep -q \"user-$(id -u)\" /proc/self/cgroup; "
+                               "do sleep 0.1; done; ")
         # Sweeps since: the cgroup that holds the file's charge is still there.
         self.daemon.wait_samples(int(2 * SCAN / SAMPLE) + 2)
         memory = os.path.join(lgtest.cgroup_dirs(self.parent)["memory"], f"user-{user.pw_uid}")
@@ -453,17 +457,7 @@ class SharedMemoryObserved(lgtest.DaemonTestCase):
         return SleepingMemory.policy()
 
     def test_a_file_in_dev_shm_counts_after_its_writer_ended(self):
-        user = self.users.add("lgtest45")
-        path = f"/dev/shm/lgtest45-{os.getpid()}"
-        self.addCleanup(lambda: os.path.exists(path) and os.unlink(path))
-        writer = self.procs.start(["/bin/sh", "-c", f"head -c {self.MB}M /dev/zero > {path}"],
-                                  user)
-        self.assertEqual(writer.wait(HANG), 0)
-        self.assertEqual(lgtest.processes_of({user.pw_uid}), [])
-        event = self.daemon.wait_event(SCAN + WINDOW + HANG, event="violation",
-                                       uid=user.pw_uid)
-        self.assertEqual(event["reason"], "memory")
-        self.assertGreaterEqual(event["usage"]["memory_bytes"], self.MB << 20)
+        assert_shm_file_counts(self, self.users.add("lgtest45"))
 
     def test_a_segment_counts_for_its_creator_not_for_whom_it_names(self):
         creator = self.users.add("lgtest46")

@@ -162,6 +162,36 @@ class VM:
         os.chmod(self.key, 0o600)
         self.console = os.path.join(self.dir, "console.log")
         self.pidfile = os.path.join(self.dir, "qemu.pid")
+        self.monitor = os.path.join(self.dir, "monitor.sock")
+
+    def unanswering(self):
+        """What can be learnt of a guest that answers no ssh: qemu's own
+        state on the host, and the guest kernel's list of blocked tasks
+        and its CPUs' backtraces (SysRq w and l, typed through qemu's
+        monitor), from the serial console."""
+        lines = []
+        try:
+            pid = open(self.pidfile).read().strip()
+            lines.append("  qemu on the host: " + subprocess.run(
+                ["ps", "-o", "stat=,pcpu=,etime=,time=", "-p", pid], capture_output=True,
+                text=True).stdout.strip())
+        except OSError as e:
+            lines.append(f"  qemu on the host: {e}")
+        try:
+            with socket.socket(socket.AF_UNIX) as m:
+                m.settimeout(10)
+                m.connect(self.monitor)
+                for key in ("w", "l"):
+                    m.sendall(f"sendkey alt-sysrq-{key}\n".encode())
+                    time.sleep(5)
+        except OSError as e:
+            lines.append(f"  qemu's monitor: {e}")
+        try:
+            with open(self.console, errors="replace") as f:
+                lines.append("  the console's last words:\n" + f.read()[-6000:])
+        except OSError as e:
+            lines.append(f"  the console: {e}")
+        return "\n".join(lines)
 
     def boot(self):
         img = self.image
@@ -169,11 +199,13 @@ class VM:
             "qemu-system-x86_64", "-accel", "tcg,thread=multi,tb-size=512", "-cpu", "max",
             "-smp", "2", "-m", "2G", "-no-reboot",
             "-kernel", f"{img}/vmlinuz", "-initrd", f"{img}/initrd.img",
-            "-append", "root=/dev/vda rw console=ttyS0 panic=-1 systemd.unified_cgroup_hierarchy=1",
+            "-append", "root=/dev/vda rw console=ttyS0 panic=-1 systemd.unified_cgroup_hierarchy=1 "
+            "sysrq_always_enabled=1",
             "-drive", f"file={img}/root.img,format=raw,if=virtio,cache=unsafe", "-snapshot",
             "-netdev", f"user,id=n,hostfwd=tcp:127.0.0.1:{self.port}-:22",
             "-device", "virtio-net-pci,netdev=n", "-device", "virtio-rng-pci",
             "-display", "none", "-serial", f"file:{self.console}",
+            "-monitor", f"unix:{self.monitor},server,nowait",
             "-pidfile", self.pidfile, "-daemonize"], check=True)
 
         def ready():
@@ -661,7 +693,7 @@ def at_failure(node):
                         check=False, timeout=60, shared=False)
         state = r.stdout.rstrip()
     except subprocess.TimeoutExpired:
-        state = "(no answer in 60 s over a new connection either)"
+        state = "(no answer in 60 s over a new connection either)\n" + node.vm.unanswering()
     shown = [f"  session {os.path.basename(p.log)}: {session_output(p)[-400:]!r}"
              for p in node.sessions if p.poll() is None]
     return "\n".join(["  the node:", state] + shown)

@@ -54,7 +54,7 @@ bool shm_held_worth_reading(const struct shm_held *h, uid_t uid)
     return o && o->held >= SHM_HELD_MIN && o->mapped_reads < SHM_READS_PER_OWNER;
 }
 
-void shm_held_add_mapped(struct shm_held *h, uid_t uid, uint64_t bytes)
+static void add_mapped(struct shm_held *h, uid_t uid, uint64_t bytes)
 {
     struct shm_owner *o = find(&h->done, uid, NULL);
     if (o) {
@@ -78,7 +78,7 @@ void shm_held_read_mapped(struct shm_held *h, pid_t pid, uid_t uid)
     const char *at = strstr(buf, "\nRssShmem:");
     unsigned long long kb;
     if (at && sscanf(at + 11, "%llu", &kb) == 1)
-        shm_held_add_mapped(h, uid, kb << 10);
+        add_mapped(h, uid, kb << 10);
 }
 
 const struct shm_usage *shm_held_owners(const struct shm_held *h)
@@ -150,8 +150,11 @@ static void read_mounts(struct shm_held *h)
         bool seen = false;
         for (size_t i = 0; i < h->mount_count && !seen; i++)
             seen = strcmp(h->mounts[i], point) == 0;
-        if (!seen)
+        if (!seen) {
+            h->mounts = grow_array(h->mounts, h->mount_count, &h->mount_capacity,
+                                   sizeof(*h->mounts));
             h->mounts[h->mount_count++] = xstrdup(point);
+        }
     }
     fclose(f);
 }
@@ -170,8 +173,10 @@ static bool open_next_mount(struct shm_held *h)
         char path[4200];
         snprintf(path, sizeof(path), "%s/root%s", h->ns, h->mounts[h->mount_next++]);
         int fd = openat(h->proc_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        struct stat st;
+        DIR *d = fd >= 0 && fstat(fd, &st) == 0 ? fdopendir(fd) : NULL;
         if (d) {
+            h->mount_dev = st.st_dev;
             h->dirs[h->depth++] = d;
             return true;
         }
@@ -187,15 +192,14 @@ static void visit_entry(struct shm_held *h, DIR *d, const struct dirent *e)
 {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
         return;
-    struct stat st, top;
+    struct stat st;
     if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return;
     if (S_ISREG(st.st_mode)) {
         add_held(&h->walking, st.st_uid, (uint64_t)st.st_blocks * 512);
         return;
     }
-    if (!S_ISDIR(st.st_mode) || h->depth > SHM_WALK_DEPTH ||
-        fstat(dirfd(h->dirs[0]), &top) != 0 || st.st_dev != top.st_dev)
+    if (!S_ISDIR(st.st_mode) || h->depth > SHM_WALK_DEPTH || st.st_dev != h->mount_dev)
         return;
     int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *sub = fd >= 0 ? fdopendir(fd) : NULL;
@@ -243,6 +247,7 @@ void shm_held_free(struct shm_held *h)
     close_dirs(h);
     for (size_t i = 0; i < h->mount_count; i++)
         free(h->mounts[i]);
+    free(h->mounts);
     free(h->done.owners);
     free(h->walking.owners);
     memset(h, 0, sizeof(*h));

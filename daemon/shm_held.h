@@ -34,7 +34,9 @@
  * less, than they hold). */
 #define SHM_READS_PER_OWNER 1024
 #define SHM_WALK_DEPTH 16     /* directories below a mount walked into */
-#define SHM_MOUNTS_MAX 64
+/* tmpfs mounts walked: a login node has one per user logged in
+ * (/run/user/UID), which only the system makes. */
+#define SHM_MOUNTS_MAX 4096
 
 struct shm_owner {
     uid_t uid;
@@ -53,11 +55,12 @@ struct shm_held {
     struct shm_usage done;       /* the last whole walk */
     struct shm_usage walking;    /* the walk under way */
     const char *ns;              /* "1" or "self": whose mounts are walked */
-    char *mounts[SHM_MOUNTS_MAX]; /* the walk's tmpfs mount points */
-    size_t mount_count, mount_next;
+    char **mounts;               /* the walk's tmpfs mount points */
+    size_t mount_count, mount_capacity, mount_next;
+    dev_t mount_dev;             /* the mount being walked: not into others below it */
     DIR *dirs[SHM_WALK_DEPTH + 1]; /* open directories, the deepest last */
     size_t depth;                /* 0: between mounts */
-    uint64_t walks;              /* whole walks done, for the tests */
+    uint64_t walks;              /* whole walks done (bench_shm counts them) */
 };
 
 void shm_held_init(struct shm_held *h, int proc_fd);
@@ -65,16 +68,15 @@ void shm_held_free(struct shm_held *h);
 
 /* Up to SHM_WALK_BUDGET entries of the walk; at its end, the segments
  * too, and the totals replace the last walk's.  What processes map is
- * forgotten: the sweep reads it again (shm_held_add_mapped). */
+ * forgotten: the sweep reads it again (shm_held_read_mapped). */
 void shm_held_sweep(struct shm_held *h);
 
 /* Whether uid held SHM_HELD_MIN or more at the last whole walk: then
  * what their processes map is read. */
 bool shm_held_worth_reading(const struct shm_held *h, uid_t uid);
 
-/* A process of uid maps bytes of shared memory (its RssShmem):
- * shm_held_read_mapped reads it from the process's status. */
-void shm_held_add_mapped(struct shm_held *h, uid_t uid, uint64_t bytes);
+/* A process of uid maps shared memory: its RssShmem, read from its
+ * status. */
 void shm_held_read_mapped(struct shm_held *h, pid_t pid, uid_t uid);
 
 /* The owners of the last whole walk: held less mapped is what each

@@ -12,7 +12,7 @@
 
 static const char *user_name(const struct actions *a, uid_t uid)
 {
-    return users_lookup(a->users, a->policy, uid)->name;
+    return directory_name_of(a->directory, uid);
 }
 
 static json_t *action_event(const struct actions *a, const char *name, uid_t uid)
@@ -117,9 +117,7 @@ static bool set_limits(const struct actions *a, uid_t uid, const struct user_sta
 
 static bool protected_user(const struct actions *a, uid_t uid, uint64_t now)
 {
-    const struct user_info *info = users_lookup(a->users, a->policy, uid);
-    struct user_sample u = {.uid = uid, .exempt_group = info->exempt_group};
-    copy_string(u.name, sizeof(u.name), info->name);
+    struct user_sample u = directory_sample(a->directory, uid);
     return engine_user_protected(a->policy, engine_user(a->engine, uid, false), &u, now);
 }
 
@@ -133,9 +131,7 @@ static bool exempted_for_now(const struct actions *a, uid_t uid, uint64_t now)
         return false;
     struct user_state without = *us;
     without.exempt_until = 0;
-    const struct user_info *info = users_lookup(a->users, a->policy, uid);
-    struct user_sample u = {.uid = uid, .exempt_group = info->exempt_group};
-    copy_string(u.name, sizeof(u.name), info->name);
+    struct user_sample u = directory_sample(a->directory, uid);
     return !engine_user_protected(a->policy, &without, &u, now);
 }
 

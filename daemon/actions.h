@@ -16,7 +16,7 @@
 #include "proc_table.h"
 #include "sampler.h"
 #include "snapshot.h"
-#include "users.h"
+#include "directory.h"
 
 struct actions {
     const struct environment *env;
@@ -24,7 +24,7 @@ struct actions {
     struct enforcer *enforcer;
     struct event_log *events;
     struct engine_state *engine;
-    struct user_cache *users;
+    struct directory *directory;
     struct user_counters *counters;
     struct metrics *metrics;
 };

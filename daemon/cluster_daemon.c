@@ -316,7 +316,7 @@ static void on_down(struct daemon *d, const json_t *m)
 
 static void standing_event(struct daemon *d, const struct shared_standing *row, int before)
 {
-    const char *name = users_lookup(&d->sampler.users, &d->policy, row->uid)->name;
+    const char *name = directory_name_of(&d->directory, row->uid);
     json_t *e = event_action("standing_received", row->uid, name, mode_name(d->policy.mode),
                              d->events.host, env_realtime(&d->env));
     json_object_set_new(e, "from_node", json_string(row->node));

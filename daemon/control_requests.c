@@ -6,7 +6,6 @@
  * naming who made it and why. */
 #include "config.h"
 
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +25,7 @@
 
 static const char *name_of(struct daemon *d, uid_t uid)
 {
-    return users_lookup(&d->sampler.users, &d->policy, uid)->name;
+    return directory_name_of(&d->directory, uid);
 }
 
 static json_t *time_or_null(uint64_t usec)
@@ -37,7 +36,7 @@ static json_t *time_or_null(uint64_t usec)
 /* Why a user is never judged, or NULL. */
 static const char *protection(struct daemon *d, uid_t uid)
 {
-    const struct user_info *info = users_lookup(&d->sampler.users, &d->policy, uid);
+    const struct user_info *info = directory_user(&d->directory, uid);
     if (uid == 0)
         return "root";
     if (uid < d->policy.min_uid)
@@ -46,6 +45,8 @@ static const char *protection(struct daemon *d, uid_t uid)
         return "[exempt] users";
     if (info->exempt_group)
         return "[exempt] groups";
+    if (!info->answered)
+        return "not judged until the user directory (NSS) says who this is";
     return NULL;
 }
 
@@ -146,7 +147,8 @@ static json_t *status(struct daemon *d, const struct control_conn *c, bool all, 
     return r;
 }
 
-/* The uid a request names, or -1 with err. */
+/* The uid a request names: 0, -1 with err, or 1 when the directory has
+ * not answered yet (the request waits). */
 static int resolve(struct daemon *d, const struct control_request *req, uid_t asker, uid_t *uid,
                    struct control_error *err)
 {
@@ -154,21 +156,18 @@ static int resolve(struct daemon *d, const struct control_request *req, uid_t as
         *uid = req->has_user ? req->uid : asker;
         return 0;
     }
-    /* Those the daemon knows first (no NSS); then one lookup of a name
-     * that control_name_ok let through. */
-    const struct user_cache *cache = &d->sampler.users;
-    for (size_t i = 0; i < cache->count; i++) {
-        if (strcmp(cache->entries[i].name, req->name) == 0) {
-            *uid = cache->entries[i].uid;
+    /* Those the daemon knows first; then the directory, for a name that
+     * control_name_ok let through. */
+    const struct directory *dir = &d->directory;
+    for (size_t i = 0; i < dir->count; i++) {
+        if (strcmp(dir->users[i].name, req->name) == 0) {
+            *uid = dir->users[i].uid;
             return 0;
         }
     }
-    char buf[4096];
-    struct passwd pw, *found = NULL;
-    if (getpwnam_r(req->name, &pw, buf, sizeof(buf), &found) == 0 && found) {
-        *uid = found->pw_uid;
-        return 0;
-    }
+    int found = directory_uid_of(&d->directory, req->name, uid);
+    if (found != 0)
+        return found < 0 ? 1 : 0;
     err->code = CONTROL_NO_SUCH_USER;
     snprintf(err->message, sizeof(err->message), "no user is named %s", req->name);
     return -1;
@@ -302,10 +301,13 @@ static json_t *reload(struct daemon *d, const struct control_conn *c)
 }
 
 /* Whether the user a request names is the asker: by uid, or by the name
- * of the asker's own uid. */
-static bool names_self(struct daemon *d, const struct control_request *req, uid_t asker)
+ * of the asker's own uid (-1: not known yet). */
+static int names_self(struct daemon *d, const struct control_request *req, uid_t asker)
 {
-    return req->by_uid ? req->uid == asker : strcmp(req->name, name_of(d, asker)) == 0;
+    if (req->by_uid)
+        return req->uid == asker;
+    const struct user_info *me = directory_user(&d->directory, asker);
+    return me->answered ? strcmp(req->name, me->name) == 0 : -1;
 }
 
 /* What a request about someone else asks, for its refusal. */
@@ -332,8 +334,15 @@ json_t *control_request(struct control_conn *c, const char *line, size_t len, vo
     struct control_error err;
     if (control_parse_request(line, len, &req, &err) < 0)
         return control_reply_error(err.code, err.message);
-    if (c->peer.admin < 0)
-        c->peer.admin = daemon_admin(d, c->peer.uid);
+    /* A change is an event naming who made it, a refusal one naming whom
+     * it refused: root's other requests need no name, anyone else's wait
+     * for theirs (and for whether they are an admin). */
+    bool named = c->peer.uid != 0 || req.op == CONTROL_FORGIVE || req.op == CONTROL_EXEMPT ||
+                 req.op == CONTROL_RELOAD;
+    if (named && !directory_user(&d->directory, c->peer.uid)->answered)
+        return NULL; /* asked of the directory: this request waits */
+    if (c->peer.admin < 0 && (c->peer.admin = daemon_admin(d, c->peer.uid)) < 0)
+        return NULL;
     uint64_t now = env_realtime(&d->env);
     bool admin = c->peer.admin == 1;
     if (req.op == CONTROL_STATUS)
@@ -350,11 +359,15 @@ json_t *control_request(struct control_conn *c, const char *line, size_t len, vo
         return c->peer.admin == 1 ? metrics_reply(d) : refuse(d, c, req.op, "metrics");
     /* Permission first: one who is no admin may name only themselves, so
      * no directory is asked about a name they send. */
-    if (!admin && req.has_user && !names_self(d, &req, c->peer.uid))
+    int self = admin || !req.has_user ? 1 : names_self(d, &req, c->peer.uid);
+    if (self < 0)
+        return NULL;
+    if (!self)
         return refuse(d, c, req.op, about_another(req.op));
     uid_t uid;
-    if (resolve(d, &req, c->peer.uid, &uid, &err) < 0)
-        return control_reply_error(err.code, err.message);
+    int resolved = resolve(d, &req, c->peer.uid, &uid, &err);
+    if (resolved != 0)
+        return resolved > 0 ? NULL : control_reply_error(err.code, err.message);
     switch (req.op) {
     case CONTROL_USER: {
         if (!admin && uid != c->peer.uid)

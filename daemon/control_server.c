@@ -3,8 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,39 +119,6 @@ void control_server_close(struct control_server *s)
 }
 
 /* ------------------------------------------------------------------ */
-/* Who is asking */
-
-bool control_uid_admin(uid_t uid, const char *group)
-{
-    if (uid == 0)
-        return true;
-    if (!group || !group[0])
-        return false;
-    char buf[4096];
-    struct passwd pw, *pwp = NULL;
-    struct group gr, *grp = NULL;
-    if (getpwuid_r(uid, &pw, buf, sizeof(buf), &pwp) != 0 || !pwp)
-        return false;
-    char gbuf[4096];
-    if (getgrnam_r(group, &gr, gbuf, sizeof(gbuf), &grp) != 0 || !grp)
-        return false;
-    gid_t want = grp->gr_gid;
-    /* getgrouplist fills at most n and says how many there are. */
-    int n = 64;
-    gid_t *groups = xmalloc((size_t)n * sizeof(*groups));
-    if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &n) < 0 && n > 64) {
-        groups = xreallocarray(groups, (size_t)n, sizeof(*groups));
-        if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &n) < 0)
-            n = 0;
-    }
-    bool found = false;
-    for (int i = 0; i < n && !found; i++)
-        found = groups[i] == want;
-    free(groups);
-    return found;
-}
-
-/* ------------------------------------------------------------------ */
 /* Connections */
 
 size_t control_server_open_count(const struct control_server *s)
@@ -254,7 +219,13 @@ static void take_request(struct control_server *s, struct control_conn *c, bool 
     } else {
         return;
     }
-    queue_reply(c, s->handler(c, c->in, len, s->arg));
+    json_t *reply = s->handler(c, c->in, len, s->arg);
+    c->waiting = !reply;
+    if (c->waiting) {
+        c->last = false; /* set again when it is taken anew */
+        return;
+    }
+    queue_reply(c, reply);
     size_t used = nl ? len + 1 : len;
     memmove(c->in, c->in + used, c->in_len - used);
     c->in_len -= used;
@@ -270,7 +241,8 @@ static int read_some(struct control_server *s, struct control_conn *c)
     if (n < 0)
         return errno == EAGAIN || errno == EINTR ? 0 : -1;
     c->in_len += (size_t)n;
-    take_request(s, c, n == 0);
+    c->eof = n == 0;
+    take_request(s, c, c->eof);
     return n == 0 && !c->out ? -1 : 0;
 }
 
@@ -286,7 +258,7 @@ void control_server_pollfds(const struct control_server *s, struct pollfd *pfd)
         const struct control_conn *c = &s->conns[i];
         /* A request already read waits for the next wake-up: a writable
          * socket is one at once. */
-        short ev = c->out || has_line(c) ? POLLOUT : POLLIN;
+        short ev = c->waiting ? 0 : c->out || has_line(c) ? POLLOUT : POLLIN;
         pfd[1 + i] = (struct pollfd){.fd = c->fd, .events = ev};
     }
 }
@@ -298,7 +270,9 @@ void control_server_handle(struct control_server *s, const struct pollfd *pfd, u
         if (c->fd < 0 || pfd[1 + i].fd != c->fd || !pfd[1 + i].revents)
             continue;
         int rc = 0;
-        if (c->out)
+        if (c->waiting)
+            rc = pfd[1 + i].revents & (POLLHUP | POLLERR) ? -1 : 0; /* the asker is gone */
+        else if (c->out)
             rc = flush(c, now);
         else if (has_line(c))
             take_request(s, c, false);
@@ -322,10 +296,28 @@ void control_server_expire(struct control_server *s, uint64_t now)
 {
     for (size_t i = 0; i < CONTROL_CONNS_MAX; i++) {
         struct control_conn *c = &s->conns[i];
-        if (c->fd >= 0 && now >= c->deadline) {
+        if (c->fd < 0 || now < c->deadline)
+            continue;
+        s->timed_out++;
+        if (!c->waiting) {
             conn_close(c);
-            s->timed_out++;
+            continue;
         }
+        /* Told why, with the time it takes to read that. */
+        c->waiting = false;
+        c->last = true;
+        c->deadline = now + CONTROL_IDLE_USEC;
+        queue_reply(c, control_reply_error(CONTROL_FAILED, "the user directory (NSS) has not "
+                                           "answered in time; try again"));
+    }
+}
+
+void control_server_retry(struct control_server *s)
+{
+    for (size_t i = 0; i < CONTROL_CONNS_MAX; i++) {
+        struct control_conn *c = &s->conns[i];
+        if (c->fd >= 0 && c->waiting)
+            take_request(s, c, c->eof);
     }
 }
 

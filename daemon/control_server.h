@@ -33,7 +33,7 @@ struct control_peer {
     pid_t pid;
     uid_t uid;
     gid_t gid;
-    int admin;          /* -1 not looked up yet, else 0 or 1 (control_peer_admin) */
+    int admin;          /* -1 not known yet, else 0 or 1 (daemon_admin) */
 };
 
 struct control_conn {
@@ -46,9 +46,14 @@ struct control_conn {
     char *out;          /* a reply being written */
     size_t out_len, out_off;
     bool last;          /* close once the reply is out */
+    bool eof;           /* the peer has shut its side */
+    bool waiting;       /* the handler asked the directory: asked again at retry */
 };
 
-/* The reply to one request line (no newline) from c's peer. */
+/* The reply to one request line (no newline) from c's peer; NULL when
+ * it needs what the user directory has not answered yet: the request is
+ * kept and handed over again at control_server_retry (an error reply if
+ * its deadline passes first). */
 typedef json_t *(*control_handler)(struct control_conn *c, const char *line, size_t len,
                                    void *arg);
 
@@ -76,13 +81,10 @@ void control_server_pollfds(const struct control_server *s, struct pollfd *pfd);
 void control_server_handle(struct control_server *s, const struct pollfd *pfd, uint64_t now);
 /* Close connections past their deadline. */
 void control_server_expire(struct control_server *s, uint64_t now);
+/* Hand the waiting requests to the handler again (the directory answered). */
+void control_server_retry(struct control_server *s);
 /* The earliest deadline of a connection, 0 when none. */
 uint64_t control_server_deadline(const struct control_server *s);
 size_t control_server_open_count(const struct control_server *s);
-
-/* Whether uid is root or a member of group (by its passwd entry's groups,
- * primary included).  The lookups are of the peer's own uid and of the
- * configured group, never of text from a request. */
-bool control_uid_admin(uid_t uid, const char *group);
 
 #endif

@@ -298,12 +298,23 @@ static void drain_news(struct daemon *d)
  * else whatever per-user cgroups the host has, else /proc. */
 static int start_sampler(struct daemon *d)
 {
-    if (d->enforcing && d->enforcer.backend == BACKEND_CGROUPFS) {
-        struct counter_roots roots;
+    struct counter_roots roots;
+    bool counters = d->enforcing && d->enforcer.backend == BACKEND_CGROUPFS;
+    if (counters)
         cgroupfs_counter_roots(&d->enforcer.cgroupfs, &roots);
-        return sampler_init(&d->sampler, &d->env, &roots);
-    }
-    return sampler_init(&d->sampler, &d->env, NULL);
+    int rc = sampler_init(&d->sampler, &d->env, counters ? &roots : NULL);
+    d->sampler.directory = &d->directory;
+    return rc;
+}
+
+/* The user directory's helper; without one, uids have no names (it is
+ * tried again, directory_deadline). */
+static void start_directory(struct daemon *d)
+{
+    char err[256];
+    if (directory_start(&d->directory, err, sizeof(err)) < 0)
+        say(d, LOG_ERR, err);
+    directory_set_policy(&d->directory, &d->policy);
 }
 
 /* The policy is loaded (before detaching, so that errors reach the
@@ -326,10 +337,12 @@ int daemon_start(struct daemon *d)
     if (!d->events.host[0])
         gethostname(d->events.host, sizeof(d->events.host) - 1);
     open_event_log(d, d->policy.event_log);
+    start_directory(d);
     bool backend_ok = start_enforcing(d) == 0;
     if (!backend_ok || start_sampler(d) < 0) {
         say(d, LOG_ERR, backend_ok ? d->sampler.error : "cannot start: see the error above");
         stop_enforcing(d);
+        directory_stop(&d->directory);
         policy_free(&d->policy);
         event_log_close(&d->events);
         return -1;
@@ -399,7 +412,7 @@ int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out
         sampler_reclassify(&d->sampler, &fresh);
         struct policy old = d->policy;
         d->policy = fresh;
-        admin_cache_forget(&d->admins); /* admin_group may be another */
+        directory_set_policy(&d->directory, &d->policy); /* [exempt] groups, admin_group */
         reload_event(d, "config_reloaded", out->summary, by, NULL);
         cluster_daemon_reloaded(d, &old);
         policy_free(&old);
@@ -484,8 +497,8 @@ static void report_blocked_argv(struct daemon *d)
     const struct blocked_argv *b;
     size_t n = sampler_take_blocked(&d->sampler, &b);
     for (size_t i = 0; i < n; i++) {
-        const struct user_info *u = users_lookup(&d->sampler.users, &d->policy, b[i].owner);
-        json_t *e = event_action("argv_unreadable", b[i].owner, u->name,
+        json_t *e = event_action("argv_unreadable", b[i].owner,
+                                 directory_name_of(&d->directory, b[i].owner),
                                  mode_name(d->policy.mode), d->events.host, env_realtime(&d->env));
         json_object_set_new(e, "process", json_pack("{s:i, s:o}", "pid", (int)b[i].pid, "comm",
                                                     json_from_bytes(b[i].comm,
@@ -523,7 +536,7 @@ struct actions daemon_actions(struct daemon *d)
         .enforcer = &d->enforcer,
         .events = &d->events,
         .engine = &d->engine,
-        .users = &d->sampler.users,
+        .directory = &d->directory,
         .counters = d->sampler.use_counters ? &d->sampler.counters : NULL,
         .metrics = &d->metrics,
     };
@@ -538,7 +551,7 @@ static struct notifier notifier_of(struct daemon *d)
         .events = &d->events,
         .jobs = &d->notice_jobs,
         .rate = &d->notice_rate,
-        .users = &d->sampler.users,
+        .directory = &d->directory,
         .metrics = &d->metrics,
         .enforcing = d->enforcing,
         .io = daemon_persist_io(d),
@@ -546,15 +559,37 @@ static struct notifier notifier_of(struct daemon *d)
     };
 }
 
-/* cgroupfs: newly seen user processes go into their user's cgroup. */
+/* Whether p waits for the directory (its owner may be protected): kept
+ * in adopt_later, unless ADOPT_LATER_MAX wait already (a process left
+ * outside is still counted for its owner, from /proc). */
+static bool adopt_later(struct daemon *d, const struct new_proc *p)
+{
+    if (!p->outside || directory_user(&d->directory, p->owner)->answered)
+        return false;
+    if (d->later_count < ADOPT_LATER_MAX) {
+        d->later = grow_array(d->later, d->later_count, &d->later_capacity, sizeof(*d->later));
+        d->later[d->later_count++] = *p;
+    }
+    return true;
+}
+
+/* cgroupfs: newly seen user processes go into their user's cgroup, and
+ * those that waited for the directory once it has answered. */
 static void adopt_new_processes(struct daemon *d, const struct actions *a)
 {
-    const struct new_proc *procs;
-    size_t n = sampler_take_new(&d->sampler, &procs);
+    const struct new_proc *fresh;
+    size_t n = sampler_take_new(&d->sampler, &fresh);
+    struct new_proc *waited = d->later;
+    size_t waited_count = d->later_count;
+    d->later = NULL;
+    d->later_count = d->later_capacity = 0;
     bool made = false;
-    for (size_t i = 0; i < n; i++)
-        if (adopt_process(a, &procs[i], &made))
-            sampler_adopted(&d->sampler, procs[i].pid);
+    for (size_t i = 0; i < waited_count + n; i++) {
+        const struct new_proc *p = i < waited_count ? &waited[i] : &fresh[i - waited_count];
+        if (!adopt_later(d, p) && adopt_process(a, p, &made))
+            sampler_adopted(&d->sampler, p->pid);
+    }
+    free(waited);
     if (made)
         sampler_counters_changed(&d->sampler);
 }
@@ -569,6 +604,7 @@ void daemon_tick(struct daemon *d)
         d->next_stop = reap_stops(&a);
     if (now >= d->next_sweep) {
         sampler_sweep(&d->sampler, &d->policy);
+        directory_refresh(&d->directory);
         report_subuids(d);
         report_held_refused(d);
         if (d->enforcing)
@@ -604,8 +640,8 @@ void daemon_tick(struct daemon *d)
     struct proc_table *procs = xcalloc(d->decisions.count + 1, sizeof(*procs));
     for (size_t i = 0; i < d->decisions.count; i++) {
         const struct decision *x = &d->decisions.items[i];
-        const struct user_info *u = users_lookup(&d->sampler.users, &d->policy, x->uid);
-        event_log_write(&d->events, event_from_decision(&d->policy, x, &d->snap, u->name,
+        const char *name = directory_name_of(&d->directory, x->uid);
+        event_log_write(&d->events, event_from_decision(&d->policy, x, &d->snap, name,
                                                         d->events.host, d->snap.now,
                                                         d->enforcing));
         sampler_user_table(&d->sampler, x->uid, &procs[i]);
@@ -649,11 +685,10 @@ static void sample_early(struct daemon *d)
     d->early_asked = true;
 }
 
-bool daemon_admin(struct daemon *d, uid_t uid)
+int daemon_admin(struct daemon *d, uid_t uid)
 {
     bool subordinate = subuid_owner(&d->sampler.subuids, uid) != uid;
-    return admin_cache_check(&d->admins, uid, subordinate, d->policy.admin_group,
-                             env_boottime(&d->env));
+    return directory_admin(&d->directory, uid, subordinate);
 }
 
 static void earliest(uint64_t *next, uint64_t t)
@@ -670,6 +705,7 @@ static int wait_timeout_ms(struct daemon *d, bool drain_waits)
     /* A command line reader that stalls is replaced at its deadline, and
      * a notice child that hangs is killed at its own. */
     earliest(&next, argv_reader_deadline(&d->sampler.argv));
+    earliest(&next, directory_deadline(&d->directory));
     earliest(&next, notify_deadline(&d->notice_jobs));
     earliest(&next, control_server_deadline(&d->control));
     earliest(&next, cluster_daemon_deadline(d));
@@ -679,10 +715,10 @@ static int wait_timeout_ms(struct daemon *d, bool drain_waits)
 }
 
 /* Every descriptor the loop waits on: the kernel's sockets (while
- * watched), the command line reader, the cluster's link, the control
- * socket and its connections, the notice children. */
+ * watched), the command line reader, the user directory, the cluster's
+ * link, the control socket and its connections, the notice children. */
 enum {
-    PFD_CONNECTOR, PFD_EXITS, PFD_ARGV, PFD_CLUSTER, PFD_CONTROL,
+    PFD_CONNECTOR, PFD_EXITS, PFD_ARGV, PFD_DIRECTORY, PFD_CLUSTER, PFD_CONTROL,
     PFD_JOBS = PFD_CONTROL + CONTROL_POLLFDS,
     PFD_MAX = PFD_JOBS + 2 * NOTICE_JOBS_MAX
 };
@@ -692,6 +728,7 @@ static size_t fill_pollfds(struct daemon *d, bool watch, struct pollfd *pfd)
     pfd[PFD_CONNECTOR] = (struct pollfd){.fd = watch ? d->connector.fd : -1, .events = POLLIN};
     pfd[PFD_EXITS] = (struct pollfd){.fd = watch ? d->exits.fd : -1, .events = POLLIN};
     pfd[PFD_ARGV] = (struct pollfd){.fd = argv_reader_fd(&d->sampler.argv), .events = POLLIN};
+    pfd[PFD_DIRECTORY] = (struct pollfd){.fd = directory_fd(&d->directory), .events = POLLIN};
     cluster_daemon_pollfd(d, &pfd[PFD_CLUSTER]);
     control_server_pollfds(&d->control, pfd + PFD_CONTROL);
     return PFD_JOBS + notify_pollfds(&d->notice_jobs, pfd + PFD_JOBS);
@@ -737,6 +774,15 @@ void daemon_run(struct daemon *d)
         uint64_t now = env_boottime(&d->env), reader = argv_reader_deadline(&d->sampler.argv);
         if ((ready > 0 && pfd[PFD_ARGV].revents) || (reader && now >= reader))
             sampler_take_argv(&d->sampler, &d->policy);
+        uint64_t asked = directory_deadline(&d->directory);
+        if (((ready > 0 && pfd[PFD_DIRECTORY].revents) || (asked && now >= asked)) &&
+            directory_poll(&d->directory)) {
+            control_server_retry(&d->control); /* requests that waited for it */
+            /* Users it named for the first time are judged, and their
+             * processes moved, now rather than at the next sample. */
+            if (directory_news(&d->directory))
+                sample_early(d);
+        }
         if (ready > 0)
             control_server_handle(&d->control, pfd + PFD_CONTROL, now);
         control_server_expire(&d->control, now);
@@ -774,6 +820,7 @@ void daemon_finish(struct daemon *d)
     save_pending(d);
     cluster_daemon_stop(d);
     control_server_close(&d->control);
+    directory_stop(&d->directory);
     stop_enforcing(d);
     proc_connector_close(&d->connector);
     taskstats_close(&d->exits);
@@ -786,6 +833,7 @@ void daemon_finish(struct daemon *d)
     notice_rate_free(&d->notice_rate);
     persist_free(&d->persist);
     sampler_free(&d->sampler);
+    free(d->later);
     policy_free(&d->policy);
     if (d->state_lock >= 0)
         close(d->state_lock);

@@ -6,9 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "admin_cache.h"
 #include "cluster.h"
 #include "control_server.h"
+#include "directory.h"
 #include "enforcer.h"
 #include "engine.h"
 #include "environment.h"
@@ -60,7 +60,7 @@ struct daemon {
     struct notice_jobs notice_jobs;  /* desktop and mail children under way */
     struct persist persist;  /* the state files, and what waits to be written */
     struct control_server control; /* loginguardctl's socket; fd -1 when not listening */
-    struct admin_cache admins;     /* who is root or in admin_group, by uid */
+    struct directory directory;    /* who a uid is, from NSS, off the loop */
     struct history history;  /* each active user's last hour, for loginguardctl user */
     struct metrics metrics;  /* counts for loginguardctl metrics and metrics_file */
     struct trace_writer trace; /* what the engine saw, for loginguardctl simulate */
@@ -70,16 +70,22 @@ struct daemon {
     uint64_t next_sweep;
     uint64_t next_stop;    /* a SIGKILL deadline, 0 = none */
     uint64_t held_refused_said; /* the sampler's held_refused last reported */
+    /* New processes outside their cgroup whose owner the directory has
+     * not answered about yet (adopt_new_processes). */
+    struct new_proc *later;
+    size_t later_count, later_capacity;
 };
+
+#define ADOPT_LATER_MAX 4096
 
 /* Set by signal handlers, acted on by the main loop. */
 extern volatile sig_atomic_t stop_requested;
 extern volatile sig_atomic_t reload_requested;
 
 int daemon_load_policy(struct daemon *d, struct policy *out, bool report, struct errors *keep);
-/* Whether uid is root or in admin_group: asked of the directory at most
- * once a minute a uid (admin_cache.h). */
-bool daemon_admin(struct daemon *d, uid_t uid);
+/* Whether uid is root or in admin_group: 1, 0, or -1 when the directory
+ * has not answered yet (directory.h). */
+int daemon_admin(struct daemon *d, uid_t uid);
 /* Lock the state directory (made if missing); -1 after saying why. */
 int daemon_lock_state(struct daemon *d);
 int daemon_start(struct daemon *d);

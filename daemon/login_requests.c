@@ -31,16 +31,14 @@ static const struct user_state *at_level(struct daemon *d, uid_t uid, uint64_t n
 
 static const char *name_of(struct daemon *d, uid_t uid)
 {
-    return users_lookup(&d->sampler.users, &d->policy, uid)->name;
+    return directory_name_of(&d->directory, uid);
 }
 
 /* Never limited, so never told about limits or refused: root, system
  * accounts, [exempt] users and groups, a temporary exemption. */
 static bool protected(struct daemon *d, uid_t uid, uint64_t now)
 {
-    const struct user_info *info = users_lookup(&d->sampler.users, &d->policy, uid);
-    struct user_sample u = {.uid = uid, .exempt_group = info->exempt_group};
-    copy_string(u.name, sizeof(u.name), info->name);
+    struct user_sample u = directory_sample(&d->directory, uid);
     return engine_user_protected(&d->policy, engine_user(&d->engine, uid, false), &u, now);
 }
 
@@ -135,6 +133,8 @@ static json_t *standing_fields(json_t *r, const struct user_state *us)
 json_t *login_session_reply(struct daemon *d, const struct control_conn *c, uid_t uid,
                             bool notices)
 {
+    if (!directory_user(&d->directory, uid)->answered)
+        return NULL; /* whether uid is protected: the directory is asked */
     uint64_t now = env_realtime(&d->env);
     bool guarded = !protected(d, uid, now);
     const struct user_state *us = guarded ? at_level(d, uid, now) : NULL;
@@ -154,20 +154,28 @@ json_t *login_session_reply(struct daemon *d, const struct control_conn *c, uid_
 
 /* Whether deny_level refuses uid now: at that level or above while its
  * limits last, and not protected; admin_group members never are (the
- * group is looked up only for someone who would be refused). */
-static const struct user_state *refused(struct daemon *d, uid_t uid, int deny_level,
-                                        uint64_t now)
+ * group is looked up only for someone who would be refused).  -1: the
+ * directory has not answered yet. */
+static int refused(struct daemon *d, uid_t uid, int deny_level, uint64_t now,
+                   const struct user_state **out)
 {
     const struct user_state *us = deny_level > 0 ? at_level(d, uid, now) : NULL;
-    if (!us || us->level < deny_level || protected(d, uid, now))
-        return NULL;
-    return daemon_admin(d, uid) ? NULL : us;
+    *out = NULL;
+    if (!us || us->level < deny_level)
+        return 0;
+    int admin = directory_user(&d->directory, uid)->answered ? daemon_admin(d, uid) : -1;
+    if (admin < 0)
+        return -1;
+    *out = admin || protected(d, uid, now) ? NULL : us;
+    return *out != NULL;
 }
 
 json_t *login_account_reply(struct daemon *d, uid_t uid, int deny_level)
 {
     uint64_t now = env_realtime(&d->env);
-    const struct user_state *us = refused(d, uid, deny_level, now);
+    const struct user_state *us;
+    if (refused(d, uid, deny_level, now, &us) < 0)
+        return NULL;
     json_t *r = standing_fields(control_reply_ok(), at_level(d, uid, now));
     json_object_set_new(r, "refuse", json_boolean(us != NULL));
     if (!us)

@@ -8,7 +8,10 @@
 #include "control_server.h"
 #include "daemon.h"
 
-/* A new session of uid: the asking process placed in uid's cgroup
+/* Both return NULL while the directory has not answered about uid (its
+ * [exempt] groups, admin_group): the request waits (control_server.h).
+ *
+ * A new session of uid: the asking process placed in uid's cgroup
  * (cgroupfs, enforce mode, a root peer), and the messages to show: the
  * site's banner, the standing while a level's limits last, and the
  * unread login notices, then marked read (none of these when notices is

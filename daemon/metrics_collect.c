@@ -23,9 +23,8 @@ static struct candidate candidate(struct daemon *d, uid_t uid, uint64_t now)
 {
     const struct user_sample *u = snapshot_find_user(&d->snap, uid);
     const struct user_state *us = engine_user(&d->engine, uid, false);
-    const struct user_info *info = users_lookup(&d->sampler.users, &d->policy, uid);
-    struct user_sample who = {.uid = uid, .exempt_group = info->exempt_group};
-    copy_string(who.name, sizeof(who.name), info->name);
+    const struct user_info *info = directory_user(&d->directory, uid);
+    struct user_sample who = directory_sample(&d->directory, uid);
     struct candidate c = {
         .user = {.uid = uid, .name = info->name, .cpu_cores = u ? u->cpu : 0,
                  .memory_bytes = u ? u->memory : 0, .tasks = u ? u->tasks : 0,

@@ -44,7 +44,8 @@ static enum notify_outcome send_tty(const struct notifier *nt, uid_t uid,
     size_t count = proc_table_pids(procs, &pids);
     char *text = xasprintf("\n*** loginguard: %s ***\n%s\n", n->subject, n->body);
     int skipped = 0;
-    int written = notify_tty(nt->env, uid, pids, count, text, &skipped);
+    int written = notify_tty(nt->env, uid, directory_name_of(nt->directory, uid), pids, count,
+                             text, &skipped);
     snprintf(msg, len, "%d terminal%s written, %d refused", written, written == 1 ? "" : "s",
              skipped);
     free(text);
@@ -112,7 +113,7 @@ static enum notify_outcome start_job(const struct notifier *nt, bool email, uid_
         char runtime_dir[4096];
         snprintf(runtime_dir, sizeof(runtime_dir), "%s/user/%u", nt->env->run, (unsigned)uid);
         bool urgent = kind == NOTICE_STOPPED || kind == NOTICE_FORBIDDEN;
-        o = notify_desktop_start(&j->send.desktop, uid, runtime_dir, n->subject, n->body, urgent,
+        o = notify_desktop_start(&j->send.desktop, uid, user, runtime_dir, n->subject, n->body, urgent,
                                  CHILD_TIMEOUT_USEC, msg, len);
     }
     if (o == NOTIFY_PENDING) {
@@ -201,7 +202,7 @@ void notify_decision(const struct notifier *nt, const struct decision *x,
      * nothing was done, and a notice would only say so if asked to. */
     if (!nt->enforcing && !p->notify_in_observe)
         return;
-    const char *user = users_lookup(nt->users, p, x->uid)->name;
+    const char *user = directory_name_of(nt->directory, x->uid);
     if (job_under_way(nt, x->uid, kind)) {
         notice_event(nt, x->uid, user, kind, "all", "rate_limited",
                      "a notice of this kind to this user is still being sent");

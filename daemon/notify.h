@@ -17,7 +17,7 @@
 #include "policy.h"
 #include "proc_table.h"
 #include "snapshot.h"
-#include "users.h"
+#include "directory.h"
 
 /* What the notices are given of the daemon: its environment (the
  * terminals, /run/user), the policy (channels, templates, rate limit),
@@ -30,7 +30,7 @@ struct notifier {
     struct event_log *events;
     struct notice_jobs *jobs;
     struct notice_rate *rate;
-    struct user_cache *users;
+    struct directory *directory;
     struct metrics *metrics;
     bool enforcing;
     struct persist_io io;

@@ -26,6 +26,7 @@ enum {
     DESKTOP_NO_INIT = 3,
     DESKTOP_NOT_SHOWN = 4,
     DESKTOP_NO_LIBRARY = 5,
+    DESKTOP_NO_ENTRY = 6,
 };
 
 /* libnotify is loaded by the child that sends a notice, never by the
@@ -80,8 +81,9 @@ static bool load_libnotify(struct libnotify *n)
 
 struct desktop_job {
     uid_t uid;
-    gid_t gid;
-    const char *user, *home, *runtime_dir;
+    gid_t gid;                  /* these three the child looks up */
+    const char *user, *home;
+    const char *runtime_dir;
     char *address;
     const char *summary, *body;
     bool urgent;
@@ -165,6 +167,15 @@ static bool server_reads_markup(const struct libnotify *n)
 static int send_notice(void *arg)
 {
     struct desktop_job *job = arg;
+    /* Looked up here, not in the daemon: a slow directory (LDAP, SSSD)
+     * holds up this child only. */
+    struct passwd pw, *found = NULL;
+    char pwbuf[4096];
+    if (getpwuid_r(job->uid, &pw, pwbuf, sizeof(pwbuf), &found) != 0 || !found)
+        return DESKTOP_NO_ENTRY;
+    job->gid = found->pw_gid;
+    job->user = found->pw_name;
+    job->home = found->pw_dir;
     if (!become_user(job))
         return DESKTOP_NOT_USER;
     if (chdir("/") != 0 || clearenv() != 0 ||
@@ -210,6 +221,10 @@ static enum notify_outcome outcome_of(int status, const struct desktop_send *s, 
             snprintf(err, err_len, "the desktop notice child could not become %s (uid %u) "
                      "fully; nothing was sent", s->user, (unsigned)s->uid);
             return NOTIFY_FAILED;
+        case DESKTOP_NO_ENTRY:
+            snprintf(err, err_len, "no user with uid %u in the user database; nothing was sent",
+                     (unsigned)s->uid);
+            return NOTIFY_FAILED;
         case DESKTOP_NO_LIBRARY:
             snprintf(err, err_len, "the desktop notice child could not load %s (install "
                      "libnotify4); nothing was sent", LIBNOTIFY_SONAME);
@@ -228,13 +243,11 @@ static enum notify_outcome outcome_of(int status, const struct desktop_send *s, 
     return NOTIFY_FAILED;
 }
 
-enum notify_outcome notify_desktop_start(struct desktop_send *s, uid_t uid,
+enum notify_outcome notify_desktop_start(struct desktop_send *s, uid_t uid, const char *user,
                                          const char *runtime_dir, const char *summary,
                                          const char *body, bool urgent, uint64_t timeout_usec,
                                          char *err, size_t err_len)
 {
-    struct passwd pw, *found = NULL;
-    char pwbuf[4096];
     memset(s, 0, sizeof(*s));
     if (uid == 0) {
         snprintf(err, err_len, "desktop notices are never sent as root");
@@ -244,15 +257,8 @@ enum notify_outcome notify_desktop_start(struct desktop_send *s, uid_t uid,
         snprintf(err, err_len, "no session bus of uid %u at %s/bus", (unsigned)uid, runtime_dir);
         return NOTIFY_SKIPPED;
     }
-    if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) != 0 || !found) {
-        snprintf(err, err_len, "no user with uid %u in the user database", (unsigned)uid);
-        return NOTIFY_FAILED;
-    }
     struct desktop_job job = {
         .uid = uid,
-        .gid = found->pw_gid,
-        .user = found->pw_name,
-        .home = found->pw_dir,
         .runtime_dir = runtime_dir,
         .address = bus_address(runtime_dir),
         .summary = summary,
@@ -261,7 +267,9 @@ enum notify_outcome notify_desktop_start(struct desktop_send *s, uid_t uid,
         .parent = getpid(),
     };
     s->uid = uid;
-    s->user = xstrdup(found->pw_name);
+    char by_uid[32];
+    snprintf(by_uid, sizeof(by_uid), "uid %u", (unsigned)uid);
+    s->user = xstrdup(user && user[0] ? user : by_uid);
     s->address = job.address; /* the child has its own copy of the job */
     s->timeout_usec = timeout_usec;
     if (child_start(&s->child, send_notice, &job, NULL, 0, timeout_usec) == 0)
@@ -292,12 +300,12 @@ void notify_desktop_free(struct desktop_send *s)
     s->user = s->address = NULL;
 }
 
-enum notify_outcome notify_desktop(uid_t uid, const char *runtime_dir, const char *summary,
+enum notify_outcome notify_desktop(uid_t uid, const char *user, const char *runtime_dir, const char *summary,
                                    const char *body, bool urgent, uint64_t timeout_usec, char *err,
                                    size_t err_len)
 {
     struct desktop_send s;
-    enum notify_outcome o = notify_desktop_start(&s, uid, runtime_dir, summary, body, urgent,
+    enum notify_outcome o = notify_desktop_start(&s, uid, user, runtime_dir, summary, body, urgent,
                                                  timeout_usec, err, err_len);
     if (o != NOTIFY_PENDING)
         return o;

@@ -32,9 +32,11 @@ struct desktop_send {
  * directory owned by uid holding a socket "bus" owned by uid, the result
  * is NOTIFY_SKIPPED and nothing is forked.  Text that is not UTF-8 is
  * repaired and control characters dropped; the body is escaped when the
- * server reads markup.  Never for uid 0.  Call only from the daemon's
+ * server reads markup.  Never for uid 0.  The child looks uid up in the
+ * user database (never the daemon: a slow directory holds up the child
+ * only); user is uid's name for messages (NULL or "": "uid N").  Call only from the daemon's
  * single thread, which must not use GLib itself. */
-enum notify_outcome notify_desktop_start(struct desktop_send *s, uid_t uid,
+enum notify_outcome notify_desktop_start(struct desktop_send *s, uid_t uid, const char *user,
                                          const char *runtime_dir, const char *summary,
                                          const char *body, bool urgent, uint64_t timeout_usec,
                                          char *err, size_t err_len);
@@ -44,7 +46,8 @@ enum notify_outcome notify_desktop_finish(struct desktop_send *s, enum child_res
 void notify_desktop_free(struct desktop_send *s);
 
 /* Start and wait: the whole send, for tools and tests. */
-enum notify_outcome notify_desktop(uid_t uid, const char *runtime_dir, const char *summary,
+enum notify_outcome notify_desktop(uid_t uid, const char *user, const char *runtime_dir,
+                                   const char *summary,
                                    const char *body, bool urgent, uint64_t timeout_usec, char *err,
                                    size_t err_len);
 

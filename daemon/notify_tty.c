@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,11 +114,10 @@ static void add_process_tty(struct candidates *c, const char *proc_root, uid_t u
 
 /* The user's login entries; a line that is no terminal name counts as a
  * refused candidate. */
-static void add_utmp_ttys(struct candidates *c, const char *utmp_path, uid_t uid, int *refused)
+static void add_utmp_ttys(struct candidates *c, const char *utmp_path, const char *user,
+                          int *refused)
 {
-    struct passwd pw, *found = NULL;
-    char pwbuf[4096];
-    if (!utmp_path || getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) != 0 || !found)
+    if (!utmp_path || !user || !user[0])
         return;
     if (utmpxname(utmp_path) != 0)
         return;
@@ -128,7 +126,7 @@ static void add_utmp_ttys(struct candidates *c, const char *utmp_path, uid_t uid
     while ((u = getutxent())) {
         char line[sizeof(u->ut_line) + 1];
         if (u->ut_type != USER_PROCESS ||
-            strncmp(u->ut_user, found->pw_name, sizeof(u->ut_user)) != 0)
+            strncmp(u->ut_user, user, sizeof(u->ut_user)) != 0)
             continue;
         copy_string(line, sizeof(line), u->ut_line);
         dev_t dev;
@@ -201,14 +199,14 @@ static char *terminal_text(const char *text, size_t *len)
     return out;
 }
 
-int notify_tty(const struct environment *env, uid_t uid, const pid_t *pids, size_t pid_count,
-               const char *text, int *skipped)
+int notify_tty(const struct environment *env, uid_t uid, const char *user, const pid_t *pids,
+               size_t pid_count, const char *text, int *skipped)
 {
     struct candidates c = {0};
     int refused = 0, written = 0;
     for (size_t i = 0; i < pid_count; i++)
         add_process_tty(&c, env->proc, uid, pids[i]);
-    add_utmp_ttys(&c, env->utmp, uid, &refused);
+    add_utmp_ttys(&c, env->utmp, user, &refused);
     int devfd = c.count ? open(env->dev, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
     size_t len;
     char *out = terminal_text(text, &len);

@@ -25,8 +25,9 @@
  * drive the terminal); newlines become CRLF.  Returns the number of
  * terminals written; *skipped (may be NULL) gets how many candidates were
  * refused or could not take the text.  /proc, /dev and the utmp file (NULL:
- * none) are env's. */
-int notify_tty(const struct environment *env, uid_t uid, const pid_t *pids, size_t pid_count,
-               const char *text, int *skipped);
+ * none) are env's; user is uid's name, as utmp has it (NULL or "": no
+ * utmp entry is looked at). */
+int notify_tty(const struct environment *env, uid_t uid, const char *user, const pid_t *pids,
+               size_t pid_count, const char *text, int *skipped);
 
 #endif

@@ -834,13 +834,14 @@ static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
     fill_proc_sample(s, snapshot_add_proc(snap), t);
 }
 
-static void fill_names(struct sampler *s, const struct policy *p, struct snapshot *snap)
+static void fill_names(struct sampler *s, struct snapshot *snap)
 {
-    for (size_t i = 0; i < snap->user_count; i++) {
+    for (size_t i = 0; s->directory && i < snap->user_count; i++) {
         struct user_sample *u = &snap->users[i];
-        const struct user_info *info = users_lookup(&s->users, p, u->uid);
-        copy_string(u->name, sizeof(u->name), info->name);
-        u->exempt_group = info->exempt_group;
+        struct user_sample who = directory_sample(s->directory, u->uid);
+        copy_string(u->name, sizeof(u->name), who.name);
+        u->exempt_group = who.exempt_group;
+        u->directory_pending = who.directory_pending;
     }
 }
 
@@ -1298,7 +1299,7 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
     /* The command lines asked for above, so that this sample judges
      * a new program by its argv too. */
     poll_argv(s, p, ARGV_WAIT_USEC);
-    fill_names(s, p, snap);
+    fill_names(s, snap);
 }
 
 void sampler_look_closer(struct sampler *s, const struct policy *p, struct snapshot *snap)
@@ -1445,8 +1446,6 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
 {
     uint64_t now = env_boottime(s->env);
     s->counters_stale = true;
-    /* Names a directory service could not give last time are asked again. */
-    users_retry_unknown(&s->users);
     refresh_owners(s);
     bool look_for_execs = !s->events_live || s->rescan;
     s->rescan = false;
@@ -1516,7 +1515,6 @@ void sampler_user_table(const struct sampler *s, uid_t owner, struct proc_table 
  * name now and by its command line when that is read again. */
 void sampler_reclassify(struct sampler *s, const struct policy *p)
 {
-    users_forget(&s->users);
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
             programs_put(&s->programs, t->prog);
@@ -1613,7 +1611,6 @@ void sampler_free(struct sampler *s)
     argv_reader_stop(&s->argv);
     programs_free(&s->programs);
     counters_close(&s->counters);
-    users_forget(&s->users);
     subuid_free(&s->subuids);
     free(s->pressure_path);
     memset(s, 0, sizeof(*s));

@@ -46,7 +46,7 @@
 #include "stopper.h"
 #include "subuid.h"
 #include "taskstats.h"
-#include "users.h"
+#include "directory.h"
 
 /* Execs judged as they are reported, per drain of the connector (every
  * 100 ms at most): a user who execs faster costs no more, and their
@@ -171,7 +171,7 @@ struct sampler {
     long hz, page_size;
     bool use_counters;
     struct user_counters counters;
-    struct user_cache users;
+    struct directory *directory; /* names and [exempt] groups (the daemon's; NULL: none) */
     struct program_table programs;
     struct argv_reader argv;
     struct subuid_map subuids;

@@ -10,7 +10,6 @@
 #include "control_proto.h"
 #include "event_tail.h"
 #include "procfs.h"
-#include "users.h"
 #include "why.h"
 #include "why_explain.h"
 
@@ -70,19 +69,19 @@ json_t *why_reply(struct daemon *d, const struct control_conn *c, pid_t pid, boo
     }
     struct proc_sample ps;
     bool sampled = f.found && sampler_proc(&d->sampler, pid, f.start_time, &ps);
-    char group[256] = "";
     char *reason = NULL;
     if (f.found) {
-        const struct user_info *info = users_lookup(&d->sampler.users, &d->policy, f.owner);
+        const struct user_info *info = directory_user(&d->directory, f.owner);
         f.user_name = info->name;
         f.in_exempt_group = info->exempt_group;
+        f.directory_pending = !info->answered;
         f.proc = sampled ? &ps : NULL;
         f.rule = sampled ? rule_named(&d->policy, ps.rule) : NULL;
         f.user = snapshot_find_user(&d->snap, f.owner);
         f.state = engine_user(&d->engine, f.owner, false);
         f.watch = engine_watch(&d->engine, pid, f.start_time);
-        if (f.in_exempt_group && users_exempt_group(&d->policy, f.owner, group, sizeof(group)))
-            f.exempt_group = group;
+        if (f.in_exempt_group)
+            f.exempt_group = info->exempt_group_name;
         if (f.state && f.state->exempt_until > f.now)
             f.exempt_reason = reason = exempt_reason(d, f.owner);
     }

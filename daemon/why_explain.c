@@ -120,7 +120,7 @@ static bool protected_user(const struct why_facts *f)
     const struct policy *p = f->policy;
     return (f->user_name && f->user_name[0] &&
             name_list_contains(&p->exempt_users, f->user_name)) ||
-           f->in_exempt_group || temporarily_exempt(f);
+           f->in_exempt_group || f->directory_pending || temporarily_exempt(f);
 }
 
 static void say_protected(const struct why_facts *f, struct why_answer *a)
@@ -131,6 +131,9 @@ static void say_protected(const struct why_facts *f, struct why_answer *a)
     else if (f->in_exempt_group)
         say(a, "protected: member of group %s ([exempt] groups)",
             f->exempt_group ? show(f->exempt_group).s : "(one of them)");
+    else if (f->directory_pending)
+        say(a, "not judged yet: the user directory (NSS) has not said who uid %u is",
+            (unsigned)f->owner);
     else
         say(a, "temporarily exempt until %s (reason: %s)",
             clock_time(f->state->exempt_until, f->now).s,

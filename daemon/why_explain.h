@@ -44,6 +44,7 @@ struct why_facts {
     const char *user_name;           /* the owner's; "" or NULL when unknown */
     const char *comm;
     bool in_exempt_group;            /* the owner is in an [exempt] group, as the daemon knows */
+    bool directory_pending;          /* the directory has not said who the owner is yet */
     const char *exempt_group;        /* which one, or NULL */
     const char *exempt_reason;       /* why a temporary exemption was given, or NULL */
     const struct proc_sample *proc;  /* as the sampler last saw it; NULL: not yet */

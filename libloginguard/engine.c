@@ -95,7 +95,7 @@ void decisions_free(struct decisions *d)
 bool engine_user_protected(const struct policy *p, const struct user_state *st,
                            const struct user_sample *u, uint64_t now)
 {
-    if (u->uid == 0 || u->uid < p->min_uid)
+    if (u->uid == 0 || u->uid < p->min_uid || u->directory_pending)
         return true;
     if (u->exempt_group || (u->name[0] && name_list_contains(&p->exempt_users, u->name)))
         return true;

@@ -105,7 +105,8 @@ struct decisions {
 void engine_step(const struct policy *p, struct engine_state *st, const struct snapshot *snap,
                  struct decisions *out);
 
-/* root, uids below min_uid, [exempt] users and groups, temporary exemptions. */
+/* root, uids below min_uid, [exempt] users and groups, temporary
+ * exemptions, and a user the directory has not answered about yet. */
 bool engine_user_protected(const struct policy *p, const struct user_state *st,
                            const struct user_sample *u, uint64_t now);
 

@@ -46,6 +46,9 @@ struct user_sample {
     uid_t uid;
     char name[64];           /* "" if the uid has no passwd entry */
     bool exempt_group;       /* member of an [exempt] group (resolved at the edge) */
+    /* The user directory has not said who this is yet (name, groups): not
+     * judged until it has (at most its stall deadline, directory.h). */
+    bool directory_pending;
     double cpu;              /* cores, over the last interval: everything the user ran */
     uint64_t memory;         /* bytes, anon + mapped file */
     /* Counters only: the resident memory of processes moved into the

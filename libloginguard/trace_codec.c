@@ -141,6 +141,7 @@ static uint64_t proc_sig(const struct proc_sample *ps)
 static uint64_t user_sig(const struct user_sample *u)
 {
     uint64_t h = fnv_str(14695981039346656037ull, u->name);
+    h = fnv(h, &u->directory_pending, sizeof(u->directory_pending));
     return fnv(h, &u->exempt_group, sizeof(u->exempt_group));
 }
 
@@ -192,6 +193,8 @@ static void user_line(struct strbuf *out, const struct user_sample *u)
     json_object_set_new(j, "uid", json_integer(u->uid));
     json_object_set_new(j, "name", json_bytes(u->name, strnlen(u->name, sizeof(u->name))));
     json_object_set_new(j, "exempt_group", json_boolean(u->exempt_group));
+    if (u->directory_pending)
+        json_object_set_new(j, "directory_pending", json_true());
     add_json_line(out, j);
 }
 
@@ -555,6 +558,7 @@ static int decode_user(struct trace_decoder *d, const json_t *j)
     copy_string(u->name, sizeof(u->name), name ? name : "");
     free(name);
     u->exempt_group = json_is_true(json_object_get(j, "exempt_group"));
+    u->directory_pending = json_is_true(json_object_get(j, "directory_pending"));
     return 0;
 }
 
@@ -687,6 +691,7 @@ static void fill_snapshot(struct trace_decoder *d, struct snapshot *snap)
         struct user_sample *u = snapshot_add_user(snap, t->uid);
         copy_string(u->name, sizeof(u->name), t->name);
         u->exempt_group = t->exempt_group;
+        u->directory_pending = t->directory_pending;
         u->cpu = (double)t->cpu / CPU_SCALE;
         u->memory = t->memory * MEM_UNIT;
         u->tasks = t->tasks;

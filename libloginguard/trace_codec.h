@@ -9,7 +9,7 @@
  *
  *   {"t":"trace","version":1,"host":H,"start":USEC,"mode":M,"sample_interval":USEC}
  *        first line of a segment
- *   {"t":"user","uid":U,"name":S,"exempt_group":B}
+ *   {"t":"user","uid":U,"name":S,"exempt_group":B[,"directory_pending":true]}
  *        a user's name, once a segment (again when it changes)
  *   {"t":"proc","id":N,"pid":P,"start":TICKS,"uid":U,"ppid":P,"session":S,"comm":S,
  *    "exe":S|null,"exe_trusted":B,"argv":S|null,"argv_total":N,"argv_sha256":S,
@@ -131,6 +131,7 @@ struct trace_user {
     uid_t uid;
     char name[64];
     bool exempt_group;
+    bool directory_pending;
     bool present;
     int64_t cpu;
     uint64_t memory, tasks;

@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <stdbool.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +80,9 @@ static int run_tty(int argc, char **argv, const struct options *o)
     if (o->dev)
         env.dev = o->dev;
     env.utmp = o->utmp;
-    int written = notify_tty(&env, (uid_t)strtoul(argv[0], NULL, 10), pids, count, argv[1],
-                             &skipped);
+    uid_t uid = (uid_t)strtoul(argv[0], NULL, 10);
+    const struct passwd *pw = getpwuid(uid); /* the daemon's directory gives it the name */
+    int written = notify_tty(&env, uid, pw ? pw->pw_name : NULL, pids, count, argv[1], &skipped);
     printf("written=%d skipped=%d\n", written, skipped);
     free(pids);
     return 0;
@@ -109,8 +111,10 @@ static int run_desktop(int argc, char **argv, const struct options *o)
     if (argc != 4)
         return usage();
     char err[512] = "";
+    uid_t uid = (uid_t)strtoul(argv[0], NULL, 10);
+    const struct passwd *pw = getpwuid(uid); /* the daemon's directory gives it the name */
     enum notify_outcome outcome =
-        notify_desktop((uid_t)strtoul(argv[0], NULL, 10), argv[1], argv[2], argv[3], o->urgent,
+        notify_desktop(uid, pw ? pw->pw_name : NULL, argv[1], argv[2], argv[3], o->urgent,
                        o->timeout_usec, err, sizeof(err));
     print_outcome(outcome, err);
     if (o->probe_pid)

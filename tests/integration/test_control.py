@@ -6,6 +6,7 @@ and leaks no descriptor (issue: the control socket and loginguardctl)."""
 import json
 import os
 import resource
+import shutil
 import socket
 import subprocess
 import threading
@@ -25,6 +26,7 @@ ADMIN_GROUP = "lgtestadm"
 HANG = lgtest.HANG
 FLAG_TIMEOUT = WINDOW + HANG
 CTL = os.path.join(lgtest.TOP_BUILDDIR, "tools", "loginguardctl")
+NSS_MODULE = os.path.join(lgtest.TOP_BUILDDIR, "tests", "helpers", ".libs", "libnss_lgstall.so")
 
 
 class ControlCase(lgtest.DaemonTestCase):
@@ -252,6 +254,81 @@ def exchange(path, data, shut=False):
             return got
         except OSError:  # reset, broken pipe, timeout
             return b""
+
+
+class SlowDirectory(ControlCase):
+    """A node whose user directory has stopped answering (an LDAP server
+    gone quiet): the daemon's NSS goes through a test module
+    (tests/helpers/nss_lgstall.c) that holds every lookup while a file
+    exists, by way of a private /etc/nsswitch.conf bound over the real one
+    in the daemon's own mount namespace.  Processes under uids no file
+    knows (a container's) and a user's own request make the daemon ask
+    it; the group lists of known users reach it too.  No sample waits: a
+    user's hog is judged (without a name), root is answered; the user
+    asking about themselves is told the directory did not answer, not
+    left hanging; once it answers, so does the daemon, names and all."""
+
+    NAMELESS = 20   # uids with a process each, none in any file
+
+    @classmethod
+    def policy(cls):
+        return (lgtest.enforcing(cls.parent, cls.workdir, admin_group=ADMIN_GROUP,
+                                 sample_interval=f"{SAMPLE:g}s")
+                + lgtest.throttle_policy(CPU, WINDOW, THROTTLE))
+
+    @classmethod
+    def prepare(cls):
+        super().prepare()
+        cls.nss = os.path.join(cls.workdir, "nss")
+        os.makedirs(cls.nss)
+        shutil.copy(NSS_MODULE, os.path.join(cls.nss, "libnss_lgstall.so.2"))
+        with open(os.path.join(cls.nss, "nsswitch.conf"), "w") as f:
+            f.write("passwd: files lgstall\ngroup: files lgstall\n")
+        cls.stall = os.path.join(cls.workdir, "stall")
+
+    @classmethod
+    def make_daemon(cls):
+        env = dict(os.environ, LD_LIBRARY_PATH=cls.nss, LG_NSS_STALL=cls.stall)
+        wrapper = ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                   'mount --bind "$0" /etc/nsswitch.conf && exec "$@"',
+                   os.path.join(cls.nss, "nsswitch.conf")]
+        return lgtest.Daemon(cls.workdir, cls.policy(), wrapper=wrapper, env=env)
+
+    def unstall(self):
+        if os.path.exists(self.stall):
+            os.unlink(self.stall)
+
+    def test_a_directory_that_does_not_answer_holds_up_no_sample(self):
+        hog = self.users.add("lgtest52")
+        open(self.stall, "w").close()
+        self.addCleanup(self.unstall)
+        first = next(u for u in range(lgtest.TEST_UID_MIN + 60000, lgtest.TEST_UID_MIN + 61000)
+                     if not any(lgtest.uid_taken(u + i) for i in range(self.NAMELESS)))
+        for i in range(self.NAMELESS):
+            self.procs.start(["sleep", "600"], lgtest.Account(first + i))
+        self.procs.start([self.spin, "2"], hog)
+        # Whether hog is an admin is asked of the directory: hog's own
+        # request waits for it, and is told at its deadline it did not
+        # answer.  Meanwhile the samples go on, and root (who needs no
+        # lookup) is answered: hog is seen, not judged until the directory
+        # says who hog is.  (All of it well within the directory helper's
+        # 30 s stall deadline.)
+        asked = {}
+        own = threading.Thread(target=lambda: asked.update(r=self.ctl("status", user=hog)))
+        own.start()
+        self.daemon.wait_samples(3)
+        status = self.ctl_json("status", "--all")
+        row = next(u for u in status["users"] if u["uid"] == hog.pw_uid)
+        self.assertIn("user directory", row["protected"])
+        own.join(HANG)
+        code, out, err = asked["r"]
+        self.assertNotEqual(code, 0)
+        self.assertIn("the user directory (NSS) has not answered in time", out + err)
+        # The directory answers again: hog is judged, by name, and told.
+        self.unstall()
+        violation = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=hog.pw_uid)
+        self.assertEqual(violation["user"], "lgtest52")
+        wait_for(lambda: self.ctl("status", user=hog)[0] == 0, HANG, "hog's own status")
 
 
 class Flood(ControlCase):

@@ -354,7 +354,10 @@ class ArrivedOutside(OwnDaemon):
 
     def test_a_job_that_takes_its_users_uid_is_moved_at_once(self):
         """Samples four minutes apart: the move comes with the uid change
-        (within the hang guard), in a sample the change brought forward."""
+        (within the hang guard), in a sample the change brought forward,
+        or the one after it that the user directory's first answer about
+        the user brings forward (until then the daemon cannot tell whether
+        the user is protected)."""
         self.start_daemon(lgtest.enforcing(self.parent, self.workdir, sample_interval="240s",
                                            scan_interval="240s"))
         user = self.users.add("lgtest39")
@@ -367,7 +370,7 @@ class ArrivedOutside(OwnDaemon):
         wait_for(lambda: os.path.exists(self.user_dir(user.pw_uid)) and str(job.pid) in
                  lgtest.read(os.path.join(self.user_dir(user.pw_uid), "cgroup.procs")).split(),
                  HANG, "the job moved into its user's cgroup")
-        self.assertEqual(self.daemon.samples(), before + 1)
+        self.assertIn(self.daemon.samples() - before, (1, 2))
 
 
 class Restart(OwnDaemon):

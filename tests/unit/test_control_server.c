@@ -1,7 +1,6 @@
 /* The control socket's connections (control_server.c): what a client
  * gets back, and what a slow, oversized, half-written or idle one cannot
- * do to the daemon; and who counts as an admin (admin_cache.c), at what
- * cost to the directory. */
+ * do to the daemon; and a request that waits for the user directory. */
 #include "config.h"
 
 #include <errno.h>
@@ -11,7 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "admin_cache.h"
 #include "control_server.h"
 #include "testutil.h"
 #include "util.h"
@@ -21,6 +19,7 @@ struct fixture {
     char path[100];
     unsigned handled;
     size_t reply_size;  /* pad replies to this many bytes */
+    bool directory_answered; /* for a handler that waits for it */
 };
 
 /* Echoes the request's "request" and the peer's uid. */
@@ -292,57 +291,46 @@ static void test_pipelined_requests_are_all_answered(void **state)
     close(fd);
 }
 
-static void test_root_is_admin_and_a_nobody_is_not(void **state)
+/* A handler that must wait for the directory: NULL until f->directory_answered. */
+static json_t *waits(struct control_conn *c, const char *line, size_t len, void *arg)
 {
-    (void)state;
-    assert_true(control_uid_admin(0, "wheel"));
-    assert_true(control_uid_admin(0, ""));
-    assert_false(control_uid_admin(65534, "no-such-group-here"));
-    assert_false(control_uid_admin(65534, ""));
-    /* nobody's own primary group counts as membership */
-    assert_true(control_uid_admin(65534, "nogroup"));
-    assert_false(control_uid_admin(4000000, "nogroup")); /* no passwd entry */
+    struct fixture *f = arg;
+    return f->directory_answered ? echo(c, line, len, arg) : NULL;
 }
 
-/* The directory stand-in for the admin cache: uid 1000 is an admin; every
- * call counted. */
-static unsigned directory_calls;
-
-static bool directory(uid_t uid, const char *group)
+/* A request whose handler waits for the directory gets its reply once the
+ * directory has answered (control_server_retry), and meanwhile holds
+ * nothing up: another connection's request is answered. */
+static void test_a_request_waits_for_the_directory(void **state)
 {
-    (void)group;
-    directory_calls++;
-    return uid == 1000;
+    struct fixture *f = *state;
+    f->s.handler = waits;
+    int fd = client(f);
+    send_all(fd, "{\"version\":1,\"request\":\"status\"}\n", 33);
+    bool closed;
+    char *got = take(f, fd, &closed);
+    assert_string_equal(got, "");
+    assert_false(closed);
+    f->directory_answered = true;
+    control_server_retry(&f->s);
+    got = take(f, fd, &closed);
+    assert_non_null(strstr(got, "\"request\":\"status\""));
+    close(fd);
 }
 
-/* A user connecting in a loop costs the directory one lookup a minute; a
- * subordinate uid and root cost none; a reload asks again. */
-static void test_admin_answers_are_kept_a_minute(void **state)
+/* One the directory never answers about is told so at its deadline. */
+static void test_a_request_the_directory_never_answers_gets_an_error(void **state)
 {
-    (void)state;
-    struct admin_cache c = {.lookup = directory};
-    directory_calls = 0;
-    uint64_t t = 5 * ADMIN_CACHE_AGE;
-    for (int i = 0; i < 1000; i++) {
-        assert_true(admin_cache_check(&c, 1000, false, "admins", t + (uint64_t)i));
-        assert_false(admin_cache_check(&c, 1001, false, "admins", t + (uint64_t)i));
-    }
-    assert_int_equal(directory_calls, 2);
-    assert_true(admin_cache_check(&c, 0, false, "admins", t));
-    assert_false(admin_cache_check(&c, 1000, true, "admins", t));
-    assert_false(admin_cache_check(&c, 1000, false, "", t));
-    assert_int_equal(directory_calls, 2);
-    /* A minute on, asked again. */
-    assert_true(admin_cache_check(&c, 1000, false, "admins", t + ADMIN_CACHE_AGE));
-    assert_int_equal(directory_calls, 3);
-    admin_cache_forget(&c);
-    assert_true(admin_cache_check(&c, 1000, false, "admins", t + ADMIN_CACHE_AGE));
-    assert_int_equal(directory_calls, 4);
-    /* Many uids: at most ADMIN_CACHE_MAX kept, the oldest make way. */
-    for (uid_t u = 2000; u < 2000 + 3 * ADMIN_CACHE_MAX; u++)
-        admin_cache_check(&c, u, false, "admins", t + ADMIN_CACHE_AGE + u);
-    assert_int_equal(c.count, ADMIN_CACHE_MAX);
-    assert_int_equal(c.lookups, 4 + 3 * ADMIN_CACHE_MAX);
+    struct fixture *f = *state;
+    f->s.handler = waits;
+    int fd = client(f);
+    send_all(fd, "{\"version\":1,\"request\":\"status\"}\n", 33);
+    pump(f, 50);
+    control_server_expire(&f->s, now_usec() + CONTROL_IDLE_USEC);
+    bool closed;
+    char *got = take(f, fd, &closed);
+    assert_non_null(strstr(got, "the user directory (NSS) has not answered in time"));
+    close(fd);
 }
 
 int main(void)
@@ -356,8 +344,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_more_connections_than_slots_close_the_oldest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_client_that_does_not_read_does_not_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipelined_requests_are_all_answered, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_root_is_admin_and_a_nobody_is_not, setup, teardown),
-        cmocka_unit_test(test_admin_answers_are_kept_a_minute),
+        cmocka_unit_test_setup_teardown(test_a_request_waits_for_the_directory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_request_the_directory_never_answers_gets_an_error,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

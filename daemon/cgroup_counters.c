@@ -321,11 +321,15 @@ static void read_procs_file(int dirfd, struct pid_list *out)
 }
 
 /* systemd keeps a user's processes in session-N.scope and user@UID.service
- * below user-UID.slice, not in the slice itself: walk the whole subtree. */
+ * below user-UID.slice, not in the slice itself: walk the whole subtree.
+ * A cgroup directory's link count is 2 and one for each child cgroup
+ * (kernfs): the listing of one without children (some 30 control files,
+ * most of the sweep's cost with cgroupfs) is not read. */
 static void collect_pids(int dirfd, int depth, struct pid_list *out)
 {
     read_procs_file(dirfd, out);
-    if (depth == 0)
+    struct stat st;
+    if (depth == 0 || (fstat(dirfd, &st) == 0 && st.st_nlink == 2))
         return;
     int fd = dup(dirfd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;

@@ -560,16 +560,14 @@ static struct notifier notifier_of(struct daemon *d)
 }
 
 /* Whether p waits for the directory (its owner may be protected): kept
- * in adopt_later, unless ADOPT_LATER_MAX wait already (a process left
- * outside is still counted for its owner, from /proc). */
+ * in d->later.  (At most one entry a process the sampler tracks, and
+ * only until the directory answers or gives up, directory.h.) */
 static bool adopt_later(struct daemon *d, const struct new_proc *p)
 {
     if (!p->outside || directory_user(&d->directory, p->owner)->answered)
         return false;
-    if (d->later_count < ADOPT_LATER_MAX) {
-        d->later = grow_array(d->later, d->later_count, &d->later_capacity, sizeof(*d->later));
-        d->later[d->later_count++] = *p;
-    }
+    d->later = grow_array(d->later, d->later_count, &d->later_capacity, sizeof(*d->later));
+    d->later[d->later_count++] = *p;
     return true;
 }
 

@@ -76,8 +76,6 @@ struct daemon {
     size_t later_count, later_capacity;
 };
 
-#define ADOPT_LATER_MAX 4096
-
 /* Set by signal handlers, acted on by the main loop. */
 extern volatile sig_atomic_t stop_requested;
 extern volatile sig_atomic_t reload_requested;

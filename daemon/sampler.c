@@ -257,10 +257,11 @@ static void exe_identity(const struct sampler *s, int dirfd, struct program_fact
 }
 
 /* An exempt program that runs code not its own counts like any other. */
-static void classify(const struct policy *p, struct tracked_proc *t)
+static void classify(struct sampler *s, const struct policy *p, struct tracked_proc *t)
 {
     struct verdict v = classify_process(&p->rules, t->prog, t->comm);
     t->class = v.class == CLASS_EXEMPT && t->foreign_code ? CLASS_NONE : v.class;
+    s->watch_dirty |= t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN;
     t->rule = v.rule ? v.rule->name : NULL;
     t->rule_parts = v.parts;
 }
@@ -283,7 +284,7 @@ static void set_program(struct sampler *s, const struct policy *p, struct tracke
     programs_put(&s->programs, t->prog);
     t->prog = prog;
     free(exe);
-    classify(p, t);
+    classify(s, p, t);
 }
 
 static bool withheld(const struct sampler *s, uid_t owner)
@@ -313,14 +314,14 @@ static void ask_argv(struct sampler *s, struct tracked_proc *t)
 }
 
 /* Not checked, not taken on trust (until the next sweep). */
-static void distrust(const struct sampler *s, const struct policy *p, struct tracked_proc *t,
+static void distrust(struct sampler *s, const struct policy *p, struct tracked_proc *t,
                      const char *why)
 {
     free(t->foreign_code);
     t->foreign_code = xstrdup(why);
     t->code_known = true;
     t->code_sweep = s->sweeps;
-    classify(p, t);
+    classify(s, p, t);
 }
 
 /* An exempt program that runs: whether it runs only its own code is
@@ -411,7 +412,7 @@ static void take_code(struct sampler *s, const struct policy *p, const struct ar
                                : NULL;
     t->code_known = true;
     t->code_sweep = s->sweeps;
-    classify(p, t);
+    classify(s, p, t);
 }
 
 static void take_argv(const struct argv_answer *a, void *arg)
@@ -466,6 +467,7 @@ static void read_place(struct sampler *s, struct tracked_proc *t, int dirfd)
     if (n <= 0)
         return;
     t->outside = !counters_holds(&s->counters, buf, (size_t)n, t->owner);
+    s->watch_dirty |= t->outside;
 }
 
 void sampler_adopted(struct sampler *s, pid_t pid)
@@ -475,6 +477,7 @@ void sampler_adopted(struct sampler *s, pid_t pid)
         return;
     t->outside = false;
     t->arrived = t->rss_pages * (uint64_t)s->page_size >= ARRIVED_MIN;
+    s->watch_dirty |= t->arrived;
 }
 
 /* ---- usage ---- */
@@ -567,7 +570,7 @@ static int refresh(struct sampler *s, const struct policy *p, struct tracked_pro
          * are checked again.  Without the proc connector a new name may
          * also be an exec, which is not reported otherwise. */
         if (s->events_live)
-            classify(p, t);
+            classify(s, p, t);
         else if (reread_program(s, p, t) < 0)
             return -1;
     }
@@ -845,9 +848,52 @@ static void fill_names(struct sampler *s, struct snapshot *snap)
     }
 }
 
-/* Processes of detailed users, and every compute or forbidden one. */
+static bool computes(const struct tracked_proc *t)
+{
+    return t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN;
+}
+
+static bool watched(const struct tracked_proc *t)
+{
+    return !t->ignored && (t->outside || t->suspect || t->arrived || computes(t));
+}
+
+static void list_watched(struct sampler *s)
+{
+    s->watch_count = 0;
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+            if (!watched(t))
+                continue;
+            s->watch = grow_array(s->watch, s->watch_count, &s->watch_capacity, sizeof(pid_t));
+            s->watch[s->watch_count++] = t->pid;
+        }
+    }
+    s->watch_dirty = false;
+}
+
+static bool any_detailed(const struct snapshot *snap)
+{
+    for (size_t i = 0; i < snap->user_count; i++)
+        if (snap->users[i].detailed)
+            return true;
+    return false;
+}
+
+/* Processes of detailed users, and every compute or forbidden one: with
+ * counters and no user detailed, those on the watch list. */
 static void add_details(struct sampler *s, struct snapshot *snap, const struct uid_index *ix)
 {
+    if (s->use_counters && !any_detailed(snap)) {
+        if (s->watch_dirty) /* a command line read since made one compute */
+            list_watched(s);
+        for (size_t i = 0; i < s->watch_count; i++) {
+            const struct tracked_proc *t = lookup(s, s->watch[i]);
+            if (t && !t->ignored && t->generation == s->generation && computes(t))
+                add_proc_sample(s, snap, t);
+        }
+        return;
+    }
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
             if (t->ignored || t->generation != s->generation)
@@ -1194,20 +1240,18 @@ static int add_arrived(struct sampler *s, const struct policy *p, struct tracked
 static void read_watched(struct sampler *s, const struct policy *p, struct snapshot *snap,
                          uint64_t now, uint64_t interval, struct uid_index *ix)
 {
-    for (size_t b = 0; b < s->bucket_count; b++) {
-        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
-            next = t->next;
-            if (t->ignored)
-                continue;
-            if ((t->outside || t->suspect) && add_stray(s, p, t, snap, now, interval, ix) < 0)
-                continue;
-            if (t->arrived && !t->outside && add_arrived(s, p, t, snap, now, interval, ix) < 0)
-                continue;
-            if (t->generation != s->generation &&
-                (t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN) &&
-                refresh(s, p, t, now, interval) == 0)
-                t->generation = s->generation;
-        }
+    if (s->watch_dirty)
+        list_watched(s);
+    for (size_t i = 0; i < s->watch_count; i++) {
+        struct tracked_proc *t = lookup(s, s->watch[i]);
+        if (!t || !watched(t))
+            continue; /* gone, or no longer one of them: out at the next listing */
+        if ((t->outside || t->suspect) && add_stray(s, p, t, snap, now, interval, ix) < 0)
+            continue;
+        if (t->arrived && !t->outside && add_arrived(s, p, t, snap, now, interval, ix) < 0)
+            continue;
+        if (t->generation != s->generation && computes(t) && refresh(s, p, t, now, interval) == 0)
+            t->generation = s->generation;
     }
 }
 
@@ -1378,6 +1422,7 @@ static bool ran_since_sweep(const struct sampler *s, struct tracked_proc *t)
 static void find_strays(struct sampler *s, uint32_t sweep_generation)
 {
     counters_discover(&s->counters);
+    s->counters_stale = false; /* the next sample need not list them again */
     for (size_t i = 0; i < s->counters.count; i++) {
         pid_t *pids;
         size_t n = counters_pids(&s->counters.groups[i], &pids);
@@ -1394,6 +1439,7 @@ static void find_strays(struct sampler *s, uint32_t sweep_generation)
                 continue;
             bool left = t->swept_inside != sweep_generation && !t->outside;
             t->outside = t->swept_inside != sweep_generation;
+            s->watch_dirty |= t->outside;
             if (left) {
                 t->suspect = true;
                 remember_new(s, t); /* the backend puts it back */
@@ -1601,6 +1647,7 @@ void sampler_free(struct sampler *s)
     free(s->blocked);
     free(s->credits);
     free(s->withheld);
+    free(s->watch);
     free(s->held_by);
     free(s->checks_by);
     free(s->index.uids);

@@ -74,44 +74,47 @@
 
 struct tracked_proc {
     struct tracked_proc *next;  /* hash chain */
-    pid_t pid;
     uint64_t start_time;        /* ticks after boot */
-    uid_t uid;                  /* owner of /proc/PID: checked again before a signal */
-    uid_t owner;                /* whom it counts for: uid, or its subuid range's owner */
-    bool ignored;               /* owner below min_uid: never read again until the sweep */
-    /* One descriptor held per process (see hold_descriptor): stat for a
-     * multi-threaded process, schedstat for a single-threaded one. */
-    bool held_is_sched;
-    bool argv_pending;          /* its command line is asked for */
-    bool argv_blocked;          /* reading it stalled: judged without it, not asked again */
-    bool outside;               /* counters: not in its owner's cgroup, read from /proc */
-    bool suspect;               /* left its owner's cgroup once: its place is read every sample */
-    bool stat_due;              /* read stat at the next sample even if it has not run */
-    bool zombie;                /* ended, not yet reaped: never runs again */
-    bool arrived;               /* moved into its owner's cgroup holding ARRIVED_MIN or more */
-    /* An exempt program's check that it runs only its own code
-     * (code_check.h): asked when it uses CPU, once a sweep. */
-    bool code_pending;
-    bool code_known;
-    uint32_t code_sweep;        /* the sweep it was last checked in */
-    char *foreign_code;         /* it does not: why, and it is class none */
-    int held_fd;                /* -1 when none is held */
     uint64_t sched_runtime;     /* ns, from schedstat, when it is the held one */
     uint64_t swept_activity;    /* run time or ticks at the last sweep */
     uint64_t ticks;             /* utime + stime when last read */
     uint64_t read_at;           /* boottime usec of that reading */
     uint64_t rss_pages;
+    double cpu;                 /* cores over the last interval */
+    char *foreign_code;         /* it does not run only its own code: why, and it is class none */
+    const struct program *prog; /* what it runs (shared); NULL when unreadable */
+    const char *rule;
+    pid_t pid;
+    uid_t uid;                  /* owner of /proc/PID: checked again before a signal */
+    uid_t owner;                /* whom it counts for: uid, or its subuid range's owner */
+    int held_fd;                /* -1 when none is held */
+    uint32_t code_sweep;        /* the sweep it was last checked in */
     uint32_t threads;
     pid_t ppid, session;
-    char comm[COMM_LEN];
-    const struct program *prog; /* what it runs (shared); NULL when unreadable */
-    enum proc_class class;
-    const char *rule;
-    unsigned rule_parts;        /* RULE_PART_*: what of the rule matched */
-    double cpu;                 /* cores over the last interval */
     uint32_t generation;        /* last sample that saw it */
     uint32_t swept_inside;      /* last sweep that found it in its owner's cgroup */
+    char comm[COMM_LEN];
+    /* Small fields last, packed: a node's every process has one of these
+     * (152 bytes, a 160-byte allocation). */
+    enum proc_class class : 8;
+    unsigned rule_parts : 8;    /* RULE_PART_*: what of the rule matched */
+    bool ignored : 1;           /* owner below min_uid: never read again until the sweep */
+    /* One descriptor held per process (see hold_descriptor): stat for a
+     * multi-threaded process, schedstat for a single-threaded one. */
+    bool held_is_sched : 1;
+    bool argv_pending : 1;      /* its command line is asked for */
+    bool argv_blocked : 1;      /* reading it stalled: judged without it, not asked again */
+    bool outside : 1;           /* counters: not in its owner's cgroup, read from /proc */
+    bool suspect : 1;           /* left its owner's cgroup once: its place is read every sample */
+    bool stat_due : 1;          /* read stat at the next sample even if it has not run */
+    bool zombie : 1;            /* ended, not yet reaped: never runs again */
+    bool arrived : 1;           /* moved into its owner's cgroup holding ARRIVED_MIN or more */
+    /* An exempt program's check that it runs only its own code
+     * (code_check.h): asked when it uses CPU, once a sweep. */
+    bool code_pending : 1;
+    bool code_known : 1;
 };
+_Static_assert(sizeof(struct tracked_proc) <= 152, "tracked_proc grew past a 160-byte chunk");
 
 struct sampler_stats {
     uint64_t samples;
@@ -165,6 +168,14 @@ struct sampler {
     struct shm_held shm;        /* /proc path: shared memory no resident size shows */
     struct tracked_proc **buckets;
     size_t bucket_count, proc_count;
+    /* Counters: the processes read at every sample whatever their user's
+     * counters say (strays, arrived ones, compute and forbidden programs),
+     * by pid.  Listed again from every process only when one may have
+     * joined them (watch_dirty): a sample of a quiet node with 10,000
+     * processes does not walk them all. */
+    pid_t *watch;
+    size_t watch_count, watch_capacity;
+    bool watch_dirty;
     uint32_t generation;
     uint32_t sweeps;            /* full sweeps so far */
     uint64_t last_sample;       /* boottime usec, 0 before the first */

@@ -17,6 +17,7 @@
 #include "code_check.h"
 #include "pidfd.h"
 #include "procfs.h"
+#include "shm_fds.h"
 #include "snapshot.h"
 #include "util.h"
 
@@ -30,8 +31,9 @@ struct wire_answer {
     char sha256[65];
 };
 _Static_assert(sizeof(struct wire_answer) <= ARGV_WIRE_FIXED, "ARGV_WIRE_FIXED too small");
-_Static_assert(sizeof(struct argv_request) == 24, "a request has padding");
+_Static_assert(sizeof(struct argv_request) == 32, "a request has padding");
 _Static_assert(CODE_WHY_MAX <= ARGV_KEEP, "a reason must fit an answer");
+_Static_assert(sizeof(struct shm_fds_reply) <= ARGV_KEEP, "shared memory must fit an answer");
 
 #define READ_CHUNK 16384
 /* How often a runnable helper past its stall is looked at again. */
@@ -129,6 +131,26 @@ static void check_code(int proc_fd, const struct argv_request *q, struct wire_an
     a->len = a->total = verdict ? 0 : (uint32_t)strlen(why);
 }
 
+/* The shared memory with no name the process holds through descriptors
+ * (shm_fds.h), into reply. */
+static void read_shm_fds(int proc_fd, const struct argv_request *q, struct wire_answer *a,
+                         struct shm_mounts *mounts, char *reply)
+{
+    a->status = ARGV_GONE;
+    int dir = open_process(proc_fd, q);
+    if (dir < 0)
+        return;
+    shm_mounts_refresh(mounts, proc_fd);
+    struct shm_fds_reply r;
+    int rc = shm_fds_read(dir, mounts, q->from, q->budget, &r);
+    close(dir);
+    if (rc < 0)
+        return;
+    a->status = ARGV_OK;
+    a->len = a->total = (uint32_t)SHM_FDS_REPLY_SIZE(r.count);
+    memcpy(reply, &r, a->len);
+}
+
 static _Noreturn void helper_main(int sock, int proc_fd, pid_t parent)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -149,6 +171,7 @@ static _Noreturn void helper_main(int sock, int proc_fd, pid_t parent)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     char answer[ARGV_WIRE_FIXED + ARGV_KEEP], chunk[READ_CHUNK];
+    struct shm_mounts mounts = {0};
     struct argv_request q;
     ssize_t n;
     while ((n = recv(3, &q, sizeof(q), 0)) == (ssize_t)sizeof(q)) {
@@ -158,6 +181,8 @@ static _Noreturn void helper_main(int sock, int proc_fd, pid_t parent)
         a->start_time = q.start_time;
         if (q.kind == ARGV_CODE)
             check_code(4, &q, a, answer + sizeof(*a));
+        else if (q.kind == ARGV_SHM_FDS)
+            read_shm_fds(4, &q, a, &mounts, answer + sizeof(*a));
         else
             read_cmdline(4, &q, a, answer + sizeof(*a), chunk);
         if (send(3, answer, sizeof(*a) + (a->status == ARGV_OK ? a->len : 0), MSG_NOSIGNAL) < 0)
@@ -299,6 +324,14 @@ int argv_reader_request_code(struct argv_reader *r, pid_t pid, uint64_t start_ti
 {
     return enqueue(r, (struct argv_request){.start_time = start_time, .pid = pid, .tag = tag,
                                             .kind = ARGV_CODE});
+}
+
+int argv_reader_request_fds(struct argv_reader *r, pid_t pid, uint64_t start_time, uint32_t tag,
+                            int from, uint32_t budget)
+{
+    return enqueue(r, (struct argv_request){.start_time = start_time, .pid = pid, .tag = tag,
+                                            .kind = ARGV_SHM_FDS, .from = from,
+                                            .budget = budget});
 }
 
 static void head_starts(struct argv_reader *r)
@@ -470,8 +503,10 @@ size_t argv_reader_poll(struct argv_reader *r, uint64_t wait_usec,
                 taken += drop_helper(r, ARGV_BLOCKED, fn, arg);
             continue;
         }
-        if (now >= until)
+        if (now >= until) {
+            send_queued(r); /* those the answers' callbacks asked for too */
             return taken;
+        }
         uint64_t next = r->sent && r->head_check < until ? r->head_check : until;
         struct pollfd p = {.fd = r->sock, .events = POLLIN};
         poll(&p, 1, (int)((next - now + 999) / 1000));

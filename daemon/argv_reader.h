@@ -23,7 +23,10 @@
  * The helper reads at most ARGV_CAP bytes of a command line: the first
  * ARGV_KEEP come back (snapshot.h), with the whole length and a SHA-256
  * of what was read.  It also checks, when asked, whether a process runs
- * only its own code (code_check.h), which reads the same memory. */
+ * only its own code (code_check.h), which reads the same memory, and
+ * which shared memory with no name a process holds through its
+ * descriptors (shm_fds.h), which looks at files a user may have put on
+ * a filesystem they run. */
 #ifndef LOGINGUARD_ARGV_READER_H
 #define LOGINGUARD_ARGV_READER_H
 
@@ -49,11 +52,13 @@ enum argv_status {
     ARGV_ERROR,     /* not read: no helper could take it, or it died on it */
 };
 
-/* What a request asks: the command line, or whether the process runs
- * only its own code (code_check.h), which reads its memory map too. */
+/* What a request asks: the command line, whether the process runs
+ * only its own code (code_check.h), which reads its memory map too, or
+ * the shared memory it holds through descriptors (shm_fds.h). */
 enum argv_kind {
     ARGV_CMDLINE,
     ARGV_CODE,
+    ARGV_SHM_FDS,
 };
 
 struct argv_answer {
@@ -63,7 +68,8 @@ struct argv_answer {
     uint32_t tag;
     enum argv_status status;
     /* ARGV_CMDLINE: the first len bytes (at most ARGV_KEEP), NUL-separated.
-     * ARGV_CODE: "" when it runs only its own code, else why not. */
+     * ARGV_CODE: "" when it runs only its own code, else why not.
+     * ARGV_SHM_FDS: a struct shm_fds_reply of len bytes. */
     const char *argv;
     size_t len;
     size_t total;         /* the whole command line's length (ARGV_CAP at most) */
@@ -77,6 +83,8 @@ struct argv_request {
     pid_t pid;
     uint32_t tag;
     uint32_t kind;        /* enum argv_kind */
+    int32_t from;         /* ARGV_SHM_FDS: the first descriptor looked at... */
+    uint32_t budget;      /* ...and how many at most */
     uint32_t zero;
 };
 
@@ -111,6 +119,10 @@ void argv_reader_stop(struct argv_reader *r);
 int argv_reader_request(struct argv_reader *r, pid_t pid, uint64_t start_time, uint32_t tag);
 /* The same for whether it runs only its own code. */
 int argv_reader_request_code(struct argv_reader *r, pid_t pid, uint64_t start_time, uint32_t tag);
+/* The same for the shared memory it holds through descriptors, budget
+ * of them from descriptor `from` on. */
+int argv_reader_request_fds(struct argv_reader *r, pid_t pid, uint64_t start_time, uint32_t tag,
+                            int from, uint32_t budget);
 
 /* Hand every answer that has come to fn, waiting up to wait_usec for
  * the ones asked for; deal with a helper that stalled.  Returns how many

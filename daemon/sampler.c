@@ -415,6 +415,35 @@ static void take_code(struct sampler *s, const struct policy *p, const struct ar
     classify(s, p, t);
 }
 
+/* A read of t's stalled the reader: t is judged without its command
+ * line and not asked about again, and its owner's processes are not
+ * asked about while it lives (each such read may hold a reader process
+ * for as long as its owner likes). */
+static void stalled(struct sampler *s, struct tracked_proc *t)
+{
+    if (t->argv_blocked)
+        return;
+    t->argv_blocked = true;
+    t->argv_pending = false;
+    withhold(s, t->owner);
+    note_blocked(s, t);
+}
+
+static void walk_on(struct sampler *s);
+
+/* What a process holds through descriptors came back (shm_fd_walk.h):
+ * the walks go on. */
+static void take_fds(struct sampler *s, const struct argv_answer *a)
+{
+    struct tracked_proc *t = lookup(s, a->pid);
+    if (a->status == ARGV_BLOCKED && t && t->start_time == a->start_time && !t->ignored)
+        stalled(s, t);
+    fd_walk_take(&s->fd_walk, a);
+    if (s->fd_out)
+        s->fd_out--;
+    walk_on(s);
+}
+
 static void take_argv(const struct argv_answer *a, void *arg)
 {
     struct argv_context *c = arg;
@@ -423,17 +452,17 @@ static void take_argv(const struct argv_answer *a, void *arg)
         take_code(s, c->p, a);
         return;
     }
+    if (a->kind == ARGV_SHM_FDS) {
+        take_fds(s, a);
+        return;
+    }
     if (s->argv_snap && a->status == ARGV_OK)
         fill_snapshot_argv(s->argv_snap, a);
     struct tracked_proc *t = lookup(s, a->pid);
     if (!t || t->start_time != a->start_time || t->ignored)
         return;
-    if (a->status == ARGV_BLOCKED && !t->argv_blocked) {
-        t->argv_blocked = true;
-        t->argv_pending = false;
-        withhold(s, t->owner);
-        note_blocked(s, t);
-    }
+    if (a->status == ARGV_BLOCKED)
+        stalled(s, t);
     if (!t->argv_pending)
         return;
     t->argv_pending = false;
@@ -1086,15 +1115,17 @@ static void read_known(struct sampler *s, const struct policy *p, struct snapsho
 /* Level one from /proc: every user process, one held-descriptor read each. */
 /* What users hold in shared memory beyond their processes' resident
  * size (shm_held.h), the last sweep's figures: memory no live process
- * maps any more counts too, for a user with no process left. */
+ * maps any more counts too, for a user with no process left, and so
+ * does what only a descriptor holds. */
 static void add_shm_held(const struct sampler *s, const struct policy *p, struct snapshot *snap,
                          struct uid_index *ix)
 {
     const struct shm_usage *u = shm_held_owners(&s->shm);
     for (size_t i = 0; i < u->count; i++) {
         const struct shm_owner *o = &u->owners[i];
-        if (o->uid >= p->min_uid && o->held >= SHM_HELD_MIN && o->held > o->mapped)
-            user_for(ix, snap, o->uid)->memory += o->held - o->mapped;
+        uint64_t held = o->held + o->fds;
+        if (o->uid >= p->min_uid && held >= SHM_HELD_MIN && held > o->mapped)
+            user_for(ix, snap, o->uid)->memory += held - o->mapped;
     }
 }
 
@@ -1473,12 +1504,75 @@ static void refresh_owners(struct sampler *s)
         }
 }
 
-/* One pass over /proc.  The uid is the owner of /proc/PID (one fstatat,
- * where libproc2's reap parses /proc/PID/status for the same number).
- * While the proc connector reports every exec, the sweep need not look
- * for them; after lost events it does. */
+/* An owner's walk over their descriptors goes on: the next request
+ * (true when it went out), or the figure of a whole walk.  Not for an
+ * owner whose processes stall the reader (withheld): their last figure
+ * stands until none of those is left. */
+static bool ask_fds(struct sampler *s, uid_t owner)
+{
+    struct fd_walk_request q;
+    uint64_t bytes;
+    if (withheld(s, owner))
+        return false;
+    switch (fd_walk_next(&s->fd_walk, owner, &q, &bytes)) {
+    case FD_WALK_ASK:
+        if (argv_reader_request_fds(&s->argv, q.pid, q.start_time, owner, q.from,
+                                    q.budget) != 0)
+            return false;
+        fd_walk_sent(&s->fd_walk, owner);
+        return true;
+    case FD_WALK_DONE:
+        /* Newly worth it: what their processes map is read now, so that
+         * the figure never counts what their resident size shows. */
+        if (shm_held_set_fds(&s->shm, owner, bytes)) {
+            size_t n;
+            const struct fd_walk_proc *procs = fd_walk_procs_of(&s->fd_walk, owner, &n);
+            for (size_t i = 0; i < n && shm_held_worth_reading(&s->shm, owner); i++)
+                shm_held_read_mapped(&s->shm, procs[i].pid, owner);
+        }
+        return false;
+    case FD_WALK_WAIT:
+        return false;
+    }
+    return false;
+}
+
+/* Up to FD_WALK_OUT requests out, the owners taking turns, until a
+ * whole round of them has nothing to ask. */
+static void walk_on(struct sampler *s)
+{
+    size_t idle = 0;
+    while (s->fd_out < FD_WALK_OUT && idle < s->fd_walk.count) {
+        if (s->fd_turn >= s->fd_walk.count)
+            s->fd_turn = 0;
+        if (ask_fds(s, s->fd_walk.owners[s->fd_turn++].uid)) {
+            s->fd_out++;
+            idle = 0;
+        } else {
+            idle++;
+        }
+    }
+}
+
+/* This sweep's walks over descriptors (shm_fd_walk.h) through the
+ * watched processes (not one whose reads stalled the reader: its owner
+ * is withheld while it lives); their answers come in between samples. */
+static void walk_descriptors(struct sampler *s)
+{
+    struct fd_walk_proc *procs = xreallocarray(NULL, s->proc_count + 1, sizeof(*procs));
+    size_t n = 0;
+    for (size_t b = 0; b < s->bucket_count; b++)
+        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next)
+            if (!t->ignored && !t->zombie && !t->argv_blocked)
+                procs[n++] = (struct fd_walk_proc){t->owner, t->pid, t->start_time};
+    fd_walk_begin(&s->fd_walk, procs, n);
+    free(procs);
+    walk_on(s);
+}
+
 /* The /proc path's shared memory (shm_held.h): the walk goes on, and
- * what each holder's processes map is read again. */
+ * what each holder's processes map is read again (before the walks over
+ * descriptors go on: see ask_fds). */
 static void read_shm_held(struct sampler *s)
 {
     shm_held_sweep(&s->shm);
@@ -1488,6 +1582,10 @@ static void read_shm_held(struct sampler *s)
                 shm_held_read_mapped(&s->shm, t->pid, t->owner);
 }
 
+/* One pass over /proc.  The uid is the owner of /proc/PID (one fstatat,
+ * where libproc2's reap parses /proc/PID/status for the same number).
+ * While the proc connector reports every exec, the sweep need not look
+ * for them; after lost events it does. */
 void sampler_sweep(struct sampler *s, const struct policy *p)
 {
     uint64_t now = env_boottime(s->env);
@@ -1526,6 +1624,8 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
     else
         read_shm_held(s);
     rebuild_withheld(s);
+    if (!s->use_counters)
+        walk_descriptors(s);
 }
 
 size_t sampler_take_new(struct sampler *s, const struct new_proc **procs)
@@ -1614,6 +1714,7 @@ int sampler_init(struct sampler *s, const struct environment *env,
     }
     s->proc_fd = dirfd(s->proc_dir);
     shm_held_init(&s->shm, s->proc_fd);
+    fd_walk_init(&s->fd_walk);
     s->hz = sysconf(_SC_CLK_TCK);
     s->page_size = sysconf(_SC_PAGESIZE);
     s->boot_realtime_usec = env_realtime(env) - env_boottime(env);
@@ -1636,6 +1737,7 @@ int sampler_init(struct sampler *s, const struct environment *env,
 void sampler_free(struct sampler *s)
 {
     shm_held_free(&s->shm);
+    fd_walk_free(&s->fd_walk);
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
             next = t->next;

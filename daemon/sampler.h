@@ -42,6 +42,7 @@
 #include "procfs.h"
 #include "programs.h"
 #include "snapshot.h"
+#include "shm_fd_walk.h"
 #include "shm_held.h"
 #include "stopper.h"
 #include "subuid.h"
@@ -166,6 +167,9 @@ struct sampler {
     DIR *proc_dir;
     int proc_fd;
     struct shm_held shm;        /* /proc path: shared memory no resident size shows */
+    struct fd_walk fd_walk;     /* /proc path: the part held only through descriptors */
+    size_t fd_out;              /* its requests out (FD_WALK_OUT at most)... */
+    size_t fd_turn;             /* ...and whose walk asks next */
     struct tracked_proc **buckets;
     size_t bucket_count, proc_count;
     /* Counters: the processes read at every sample whatever their user's

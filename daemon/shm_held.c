@@ -34,7 +34,7 @@ static struct shm_owner *find(const struct shm_usage *u, uid_t uid, size_t *at)
     return lo < u->count && u->owners[lo].uid == uid ? &u->owners[lo] : NULL;
 }
 
-static void add_held(struct shm_usage *u, uid_t uid, uint64_t bytes)
+static struct shm_owner *entry(struct shm_usage *u, uid_t uid)
 {
     size_t at;
     struct shm_owner *o = find(u, uid, &at);
@@ -45,18 +45,39 @@ static void add_held(struct shm_usage *u, uid_t uid, uint64_t bytes)
         o = &u->owners[at];
         *o = (struct shm_owner){.uid = uid};
     }
-    o->held += bytes;
+    return o;
+}
+
+static void add_held(struct shm_usage *u, uid_t uid, uint64_t bytes)
+{
+    entry(u, uid)->held += bytes;
+}
+
+static bool worth(const struct shm_owner *o)
+{
+    return o && o->held + o->fds >= SHM_HELD_MIN;
 }
 
 bool shm_held_worth_reading(const struct shm_held *h, uid_t uid)
 {
-    const struct shm_owner *o = find(&h->done, uid, NULL);
-    return o && o->held >= SHM_HELD_MIN && o->mapped_reads < SHM_READS_PER_OWNER;
+    const struct shm_owner *o = find(&h->owners, uid, NULL);
+    return worth(o) && o->mapped_reads < SHM_READS_PER_OWNER;
+}
+
+bool shm_held_set_fds(struct shm_held *h, uid_t uid, uint64_t bytes)
+{
+    struct shm_owner *o = find(&h->owners, uid, NULL);
+    if (!o && bytes == 0)
+        return false;
+    bool before = worth(o);
+    o = entry(&h->owners, uid);
+    o->fds = bytes;
+    return !before && worth(o);
 }
 
 static void add_mapped(struct shm_held *h, uid_t uid, uint64_t bytes)
 {
-    struct shm_owner *o = find(&h->done, uid, NULL);
+    struct shm_owner *o = find(&h->owners, uid, NULL);
     if (o) {
         o->mapped += bytes;
         o->mapped_reads++;
@@ -83,7 +104,7 @@ void shm_held_read_mapped(struct shm_held *h, pid_t pid, uid_t uid)
 
 const struct shm_usage *shm_held_owners(const struct shm_held *h)
 {
-    return &h->done;
+    return &h->owners;
 }
 
 /* ------------------------------------------------------------ segments */
@@ -209,19 +230,30 @@ static void visit_entry(struct shm_held *h, DIR *d, const struct dirent *e)
         close(fd);
 }
 
+/* The walk's figures replace the last walk's; what owners hold through
+ * descriptors stays (its own walks change it). */
 static void finish_walk(struct shm_held *h)
 {
     add_segments(h);
-    free(h->done.owners);
-    h->done = h->walking;
+    struct shm_usage *u = &h->owners;
+    for (size_t i = 0; i < u->count; i++)
+        u->owners[i].held = 0;
+    for (size_t i = 0; i < h->walking.count; i++)
+        add_held(u, h->walking.owners[i].uid, h->walking.owners[i].held);
+    size_t kept = 0;
+    for (size_t i = 0; i < u->count; i++)
+        if (u->owners[i].held || u->owners[i].fds)
+            u->owners[kept++] = u->owners[i];
+    u->count = kept;
+    free(h->walking.owners);
     memset(&h->walking, 0, sizeof(h->walking));
     h->walks++;
 }
 
 void shm_held_sweep(struct shm_held *h)
 {
-    for (size_t i = 0; i < h->done.count; i++)
-        h->done.owners[i].mapped = h->done.owners[i].mapped_reads = 0;
+    for (size_t i = 0; i < h->owners.count; i++)
+        h->owners.owners[i].mapped = h->owners.owners[i].mapped_reads = 0;
     if (h->mount_count == 0 || (h->depth == 0 && h->mount_next == h->mount_count))
         read_mounts(h);
     for (size_t budget = SHM_WALK_BUDGET; budget > 0;) {
@@ -248,7 +280,7 @@ void shm_held_free(struct shm_held *h)
     for (size_t i = 0; i < h->mount_count; i++)
         free(h->mounts[i]);
     free(h->mounts);
-    free(h->done.owners);
+    free(h->owners.owners);
     free(h->walking.owners);
     memset(h, 0, sizeof(*h));
 }

@@ -12,6 +12,15 @@
  * nothing is added (and nothing read): a session's few files in
  * /run/user are no memory worth a look at every process.
  *
+ * What has no name left (a memfd, an unlinked tmpfs file) is held only
+ * through descriptors: the walks of those (shm_fd_walk.h) hand in each
+ * holder's figure, which counts with the rest, for the process's owner
+ * (fds), and what they map of it is subtracted the same way: the pool
+ * less what is mapped is never more than what no mapping shows (a page
+ * mapped counts in some process's RssShmem), though shared memory a user
+ * maps that is in no pool (an anonymous shared mapping) hides as much of
+ * the pool.
+ *
  * The tmpfs mounts are those of PID 1's mount namespace (the service's
  * own /tmp is private; the daemon's own where PID 1's root cannot be
  * entered), walked without following links, at most
@@ -41,6 +50,7 @@
 struct shm_owner {
     uid_t uid;
     uint64_t held;   /* bytes in tmpfs files and segments */
+    uint64_t fds;    /* bytes with no name, held through descriptors */
     uint64_t mapped; /* bytes of shared memory their processes map */
     uint32_t mapped_reads; /* processes read for it at this sweep */
 };
@@ -52,7 +62,7 @@ struct shm_usage {
 
 struct shm_held {
     int proc_fd;                 /* the /proc the daemon reads (not owned) */
-    struct shm_usage done;       /* the last whole walk */
+    struct shm_usage owners;     /* the last whole walk, and fds */
     struct shm_usage walking;    /* the walk under way */
     const char *ns;              /* "1" or "self": whose mounts are walked */
     char **mounts;               /* the walk's tmpfs mount points */
@@ -71,17 +81,22 @@ void shm_held_free(struct shm_held *h);
  * forgotten: the sweep reads it again (shm_held_read_mapped). */
 void shm_held_sweep(struct shm_held *h);
 
-/* Whether uid held SHM_HELD_MIN or more at the last whole walk: then
- * what their processes map is read. */
+/* Whether uid held SHM_HELD_MIN or more at the last whole walk (with
+ * fds): then what their processes map is read. */
 bool shm_held_worth_reading(const struct shm_held *h, uid_t uid);
+
+/* What uid holds through descriptors now (shm_fd_walk.h).  True when
+ * that brings them to SHM_HELD_MIN: what their processes map was not
+ * read at this sweep, and must be before the figure counts. */
+bool shm_held_set_fds(struct shm_held *h, uid_t uid, uint64_t bytes);
 
 /* A process of uid maps shared memory: its RssShmem, read from its
  * status. */
 void shm_held_read_mapped(struct shm_held *h, pid_t pid, uid_t uid);
 
-/* The owners of the last whole walk: held less mapped is what each
- * holds beyond their processes' resident size (when held is at least
- * SHM_HELD_MIN). */
+/* The owners of the last whole walk, and those who hold memory through
+ * descriptors: held and fds less mapped is what each holds beyond their
+ * processes' resident size (when held and fds are SHM_HELD_MIN or more). */
 const struct shm_usage *shm_held_owners(const struct shm_held *h);
 
 #endif

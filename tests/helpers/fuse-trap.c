@@ -3,7 +3,10 @@
  *   1/stat, 1/cmdline   process 1, whose command line is never answered:
  *                       a read of it waits as long as this server lives
  *   2/stat, 2/cmdline   process 2, an ordinary one ("ok")
- * (both started at tick 4242).  This is how a read of a process's memory
+ * (both started at tick 4242), and
+ *   "held (deleted)"    a file whose attributes are never answered
+ *                       (the cache of them lasts no time), named as an
+ *                       unlinked file's descriptor reads.  This is how a read of a process's memory
  * can hang on a kernel that lets it: a FUSE server that never answers.
  * Current kernels read /proc/PID/cmdline from anonymous memory only and
  * let go of the mmap lock while a fault waits, so a process cannot do
@@ -30,7 +33,9 @@ struct node {
 static const struct node nodes[] = {
     {2, FUSE_ROOT_ID, "1", true},  {3, 2, "stat", false}, {4, 2, "cmdline", false},
     {5, FUSE_ROOT_ID, "2", true},  {6, 5, "stat", false}, {7, 5, "cmdline", false},
+    {8, FUSE_ROOT_ID, "held (deleted)", false},
 };
+#define HELD 8
 #define NODES (sizeof(nodes) / sizeof(nodes[0]))
 
 static const struct node *find(fuse_ino_t ino)
@@ -58,6 +63,8 @@ static void on_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
             memset(&e, 0, sizeof(e));
             e.ino = nodes[i].ino;
             e.attr_timeout = e.entry_timeout = 3600;
+            if (e.ino == HELD)
+                e.attr_timeout = 0; /* each stat asks, and is never answered */
             fill(e.ino, &e.attr);
             fuse_reply_entry(req, &e);
             return;
@@ -69,6 +76,10 @@ static void on_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void on_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)fi;
+    if (ino == HELD) {
+        fprintf(stderr, "fuse-trap: a getattr is held\n");
+        return;
+    }
     struct stat st;
     fill(ino, &st);
     fuse_reply_attr(req, &st, 3600);

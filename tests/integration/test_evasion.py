@@ -16,10 +16,12 @@ machine's cgroups, below the test run's own cgroup):
   mode, /proc sampling);
 - a file in /dev/shm counts for the user who wrote it after every
   process of theirs has ended, and keeps their cgroup; so does a memfd
-  that no process maps."""
+  that no process maps (and, in observe mode on /proc, one that only a
+  descriptor holds, once however many descriptors hold it)."""
 
 import json
 import os
+import select
 import subprocess
 import signal
 
@@ -445,11 +447,37 @@ print(shmid, flush=True)
 """
 
 
+# A memfd of MB MiB filled through a mapping that is then unmapped
+# ("unmapped": only the descriptor holds it), or kept ("shared": a child
+# holds the descriptor too, and the parent a second one), then "ready".
+MEMFD = """
+import mmap, os, sys, time
+size = int(sys.argv[1]) << 20
+fd = os.memfd_create("hidden")
+os.ftruncate(fd, size)
+m = mmap.mmap(fd, size)
+block = b"x" * (1 << 20)
+for at in range(0, size, 1 << 20):
+    m[at:at + (1 << 20)] = block
+if sys.argv[2] == "unmapped":
+    m.close()
+elif os.fork() == 0:
+    m.close()
+    time.sleep(600)
+    os._exit(0)
+else:
+    second = os.dup(fd)
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
 class SharedMemoryObserved(lgtest.DaemonTestCase):
     """/proc sampling (observe mode) sees no cgroup's shmem: what a user
     holds in tmpfs files and System V segments, which no process's
     resident size shows once it is unmapped, counts for them all the
-    same (issue 19); a segment for its creator, whoever it names."""
+    same (issue 19); a segment for its creator, whoever it names; and a
+    memfd that only a descriptor holds, once, for whoever holds it."""
     MB = 300
 
     @classmethod
@@ -473,6 +501,40 @@ class SharedMemoryObserved(lgtest.DaemonTestCase):
         self.assertEqual(event["reason"], "memory")
         self.assertGreaterEqual(event["usage"]["memory_bytes"], self.MB << 20)
         self.assertEqual(self.daemon.find(event="violation", uid=named.pw_uid), [])
+
+    def start_memfd(self, user, mb, mode):
+        proc = self.procs.start(["/usr/bin/python3", "-c", MEMFD, str(mb), mode], user,
+                                stdout=subprocess.PIPE)
+        self.addCleanup(proc.stdout.close)
+        wait_for(lambda: select.select([proc.stdout], [], [], 0)[0], HANG, "the memfd filled")
+        self.assertEqual(proc.stdout.readline(), b"ready\n")
+        return proc
+
+    def test_a_memfd_only_a_descriptor_holds_counts(self):
+        user = self.users.add("lgtest48")
+        mb = 600
+        proc = self.start_memfd(user, mb, "unmapped")
+        # In no resident size, in no file of any tmpfs.
+        self.assertLess(lgtest.rss_bytes(proc.pid), 100 << 20)
+        event = self.daemon.wait_event(SCAN + WINDOW + HANG, event="violation", uid=user.pw_uid)
+        self.assertEqual(event["reason"], "memory")
+        self.assertGreaterEqual(event["usage"]["memory_bytes"], mb << 20)
+
+    def test_a_memfd_held_twice_and_mapped_counts_once(self):
+        user = self.users.add("lgtest49")
+        self.start_memfd(user, self.MB, "shared")
+        event = self.daemon.wait_event(SCAN + WINDOW + HANG, event="violation", uid=user.pw_uid)
+        self.assertEqual(event["reason"], "memory")
+        # Two sweeps on, the walks over descriptors have been through it:
+        # the mapping's resident size and two interpreters count, not the
+        # memfd again for each of its three descriptors.
+        self.daemon.wait_samples(int(2 * SCAN / SAMPLE) + 2)
+        out = subprocess.run([lgtest.CTL, "--socket", f"{self.workdir}/control.sock", "--json",
+                              "user", str(user.pw_uid)], capture_output=True, text=True,
+                             timeout=HANG, check=True).stdout
+        memory = json.loads(out)["user"]["memory_bytes"]
+        self.assertGreaterEqual(memory, self.MB << 20)
+        self.assertLess(memory, (self.MB << 20) * 3 // 2)
 
 
 if __name__ == "__main__":

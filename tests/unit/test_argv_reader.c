@@ -14,12 +14,14 @@
 #include <nettle/sha2.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include "argv_reader.h"
 #include "procfs.h"
+#include "shm_fds.h"
 #include "testutil.h"
 #include "units.h"
 #include "util.h"
@@ -385,6 +387,149 @@ static void test_stalled_read_is_given_up(void **state)
     remove_test_dir();
 }
 
+static int filled_memfd(size_t bytes)
+{
+    int fd = memfd_create("lgunit", MFD_CLOEXEC);
+    assert_true(fd >= 0);
+    char block[4096];
+    memset(block, 7, sizeof(block));
+    for (size_t done = 0; done < bytes; done += sizeof(block))
+        assert_int_equal(write(fd, block, sizeof(block)), sizeof(block));
+    return fd;
+}
+
+/* A file in dir, written with bytes and unlinked: held only by the
+ * descriptor returned. */
+static int unlinked_file(const char *dir, size_t bytes)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/lgunit-%d", dir, (int)getpid());
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(unlink(path), 0);
+    char block[4096];
+    memset(block, 7, sizeof(block));
+    for (size_t done = 0; done < bytes; done += sizeof(block))
+        assert_int_equal(write(fd, block, sizeof(block)), sizeof(block));
+    return fd;
+}
+
+/* Asks for this process's descriptors from `from`, budget of them. */
+static struct shm_fds_reply ask_own_fds(struct argv_reader *r, int from, uint32_t budget)
+{
+    got.count = 0;
+    assert_int_equal(argv_reader_request_fds(r, getpid(), start_time_of(getpid()), 9, from,
+                                             budget), 0);
+    wait_answers(r, 1, 5 * USEC_PER_SEC);
+    assert_int_equal(got.a[0].kind, ARGV_SHM_FDS);
+    assert_int_equal(got.a[0].status, ARGV_OK);
+    struct shm_fds_reply reply;
+    assert_true(got.a[0].len >= SHM_FDS_REPLY_SIZE(0));
+    memcpy(&reply, got.a[0].argv, got.a[0].len);
+    assert_int_equal(got.a[0].len, SHM_FDS_REPLY_SIZE(reply.count));
+    return reply;
+}
+
+static const struct shm_fd_object *object_of(const struct shm_fds_reply *reply, int fd)
+{
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    for (uint32_t i = 0; i < reply->count; i++)
+        if (reply->objects[i].dev == st.st_dev && reply->objects[i].ino == st.st_ino)
+            return &reply->objects[i];
+    return NULL;
+}
+
+/* What a process holds only through descriptors: a memfd (once, though
+ * two descriptors hold it) and an unlinked file in /dev/shm come back
+ * with what they hold; an empty memfd, an unlinked file on a disk and a
+ * file that still has its name do not. */
+static void test_shared_memory_held_through_descriptors(void **state)
+{
+    (void)state;
+    char err[256];
+    int memfd = filled_memfd(1 << 20);
+    int again = dup(memfd);
+    int empty = memfd_create("lgunit-empty", MFD_CLOEXEC);
+    int shm = unlinked_file("/dev/shm", 64 << 10);
+    int disk = unlinked_file(make_test_dir(), 64 << 10);
+    char named_path[256];
+    snprintf(named_path, sizeof(named_path), "/dev/shm/lgunit-named-%d", (int)getpid());
+    int named = open(named_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    assert_int_equal(write(named, err, sizeof(err)), sizeof(err));
+    struct argv_reader r;
+    assert_int_equal(argv_reader_start(&r, "/proc", err, sizeof(err)), 0);
+
+    struct shm_fds_reply reply = ask_own_fds(&r, 0, 4096);
+    assert_int_equal(reply.next_fd, -1);
+    assert_true(reply.looked >= 6);
+    assert_int_equal(reply.count, 2);
+    const struct shm_fd_object *o = object_of(&reply, memfd);
+    assert_non_null(o);
+    assert_int_equal(o->bytes, 1 << 20);
+    o = object_of(&reply, shm);
+    assert_non_null(o);
+    assert_int_equal(o->bytes, 64 << 10);
+    assert_null(object_of(&reply, empty));
+    assert_null(object_of(&reply, disk));
+    assert_null(object_of(&reply, named));
+
+    /* One descriptor from the memfd's on: it, and where to go on. */
+    reply = ask_own_fds(&r, memfd, 1);
+    assert_int_equal(reply.looked, 1);
+    assert_int_equal(reply.count, 1);
+    assert_non_null(object_of(&reply, memfd));
+    assert_true(reply.next_fd > memfd);
+    /* From the descriptor after the last one: nothing. */
+    int last = named > disk ? named : disk;
+    reply = ask_own_fds(&r, last + 1, 4096);
+    assert_int_equal(reply.next_fd, -1);
+    assert_int_equal(reply.count, 0);
+
+    argv_reader_stop(&r);
+    unlink(named_path);
+    close(named);
+    close(disk);
+    close(shm);
+    close(empty);
+    close(again);
+    close(memfd);
+    remove_test_dir();
+}
+
+/* A descriptor whose link reads as an unlinked file's, on a FUSE
+ * filesystem that never answers for its attributes: the look at this
+ * process's descriptors asks that filesystem nothing, and comes back
+ * at once with nothing found. */
+static void test_descriptor_on_a_silent_fuse_file_asks_nothing(void **state)
+{
+    (void)state;
+    if (trap.server < 0) {
+        printf("SKIP: needs root, /dev/fuse and helpers/fuse-trap\n");
+        skip();
+    }
+    char path[300], err[256];
+    snprintf(path, sizeof(path), "%s/held (deleted)", trap.mount);
+    alarm(120); /* the hang guard: a stat of it would wait for ever */
+    int held = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(held >= 0);
+    struct argv_reader r;
+    assert_int_equal(argv_reader_start(&r, "/proc", err, sizeof(err)), 0);
+    struct shm_fds_reply reply = ask_own_fds(&r, held, 1);
+    alarm(0);
+    assert_int_equal(reply.looked, 1);
+    assert_int_equal(reply.count, 0);
+    assert_int_equal(r.blocked, 0);
+    argv_reader_stop(&r);
+    /* Its close asks the server (a flush), which is gone by then. */
+    kill(trap.server, SIGKILL);
+    waitpid(trap.server, NULL, 0);
+    trap.server = -1;
+    umount2(trap.mount, MNT_DETACH);
+    close(held);
+    remove_test_dir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -393,6 +538,9 @@ int main(void)
         cmocka_unit_test(test_other_or_no_process_is_gone),
         cmocka_unit_test(test_dead_helper_is_replaced),
         cmocka_unit_test(test_a_slow_helper_is_not_a_stalled_one),
+        cmocka_unit_test(test_shared_memory_held_through_descriptors),
+        cmocka_unit_test_setup_teardown(test_descriptor_on_a_silent_fuse_file_asks_nothing,
+                                        start_trap, stop_trap),
         cmocka_unit_test_setup_teardown(test_stalled_read_is_given_up, start_trap, stop_trap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

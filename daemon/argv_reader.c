@@ -334,6 +334,17 @@ int argv_reader_request_fds(struct argv_reader *r, pid_t pid, uint64_t start_tim
                                             .budget = budget});
 }
 
+/* An empty queue that a burst grew (every process's command line at
+ * start-up: 16,384 entries, 384 KiB) is not kept for the few asked later. */
+static void release_queue(struct argv_reader *r)
+{
+    if (r->count || r->capacity <= 1024)
+        return;
+    free(r->queue);
+    r->queue = NULL;
+    r->head = r->capacity = 0;
+}
+
 static void head_starts(struct argv_reader *r)
 {
     r->head_since = now_boottime_usec();
@@ -486,8 +497,10 @@ size_t argv_reader_poll(struct argv_reader *r, uint64_t wait_usec,
             taken += drop_helper(r, ARGV_ERROR, fn, arg);
             continue;
         }
-        if (!r->count)
+        if (!r->count) {
+            release_queue(r);
             return taken;
+        }
         uint64_t now = now_boottime_usec();
         if (r->sent && now >= r->head_check) {
             if (helper_runnable(r) && now < r->head_since + ARGV_RUNNABLE_MAX_USEC) {

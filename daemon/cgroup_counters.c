@@ -279,6 +279,27 @@ int counters_read(const struct user_counters *c, struct user_cgroup *g, struct u
     return 0;
 }
 
+int counters_sample(const struct user_counters *c, struct user_cgroup *g, uint64_t now,
+                    uint64_t interval, struct user_usage *out, double *cpu)
+{
+    *cpu = 0;
+    g->passed_over = g->have_last && g->stood_still && !g->passed_over;
+    if (g->passed_over) {
+        *out = g->usage;
+        return 0;
+    }
+    if (counters_read(c, g, out) < 0)
+        return -1;
+    uint64_t since = g->last_read_at && now > g->last_read_at ? now - g->last_read_at : interval;
+    if (g->have_last && out->cpu_usec >= g->last_cpu_usec && since > 0)
+        *cpu = (double)(out->cpu_usec - g->last_cpu_usec) / (double)since;
+    g->stood_still = g->have_last && out->cpu_usec == g->last_cpu_usec;
+    g->last_cpu_usec = out->cpu_usec;
+    g->last_read_at = now;
+    g->have_last = true;
+    return 1;
+}
+
 struct pid_list {
     pid_t *pids;
     size_t count, capacity;

@@ -28,6 +28,10 @@ struct user_cgroup {
     bool have_usage;
     unsigned usage_kept;      /* samples since, with a little CPU used (counters_read) */
     bool seen;
+    /* counters_sample's: when the counter was last read (boottime usec),
+     * whether it stood still then, and whether the last sample passed it over. */
+    uint64_t last_read_at;
+    bool stood_still, passed_over;
 };
 
 /* Where the per-user cgroups are. */
@@ -70,6 +74,17 @@ struct user_cgroup *counters_find(struct user_counters *c, uid_t uid);
 
 /* Read one group's counters.  Returns 0 or -1 (the group is gone). */
 int counters_read(const struct user_counters *c, struct user_cgroup *g, struct user_usage *out);
+/* One sample of g at now (boottime usec; interval: the sampler's, for a
+ * group never read): its usage, and *cpu in cores since its last reading.
+ * A group whose counter stood still at its last reading is passed over
+ * every other sample (0: *out is that reading, *cpu 0): the counter is
+ * cumulative, so what it used meanwhile counts in full at the next
+ * reading, at most one sample late, and one that used any CPU is read at
+ * every sample.  On a node of mostly idle users that halves the reads (a
+ * pread of a kernfs file each, most of a sample's cost at 500 users).
+ * 1 when read, -1 when the group is gone. */
+int counters_sample(const struct user_counters *c, struct user_cgroup *g, uint64_t now,
+                    uint64_t interval, struct user_usage *out, double *cpu);
 
 /* The group's task count read now (pids.current; counters_read keeps the
  * last one while the CPU counter stands still, and a process can end

@@ -1185,19 +1185,12 @@ void sampler_counters_changed(struct sampler *s)
 
 /* Each user's totals from their cgroup's counters. */
 static void read_counters(struct sampler *s, const struct policy *p, struct snapshot *snap,
-                          uint64_t interval, bool young, struct uid_index *ix)
+                          uint64_t now, uint64_t interval, bool young, struct uid_index *ix)
 {
     for (size_t i = 0; i < s->counters.count; i++) {
         struct user_cgroup *g = &s->counters.groups[i];
-        struct user_usage use;
         if (g->uid < p->min_uid)
             continue;
-        if (counters_read(&s->counters, g, &use) < 0) {
-            s->counters_stale = true;   /* gone: forgotten at the next listing */
-            continue;
-        }
-        s->stats.users_read++;
-        struct user_sample *u = user_for(ix, snap, g->uid);
         /* A group found for a change since the last sample was made
          * during the last interval: all it used counts, from 0.  One found
          * at the first sample or by a sweep may be older: it gets its
@@ -1206,11 +1199,16 @@ static void read_counters(struct sampler *s, const struct policy *p, struct snap
             g->last_cpu_usec = 0;
             g->have_last = true;
         }
-        u->cpu = g->have_last && use.cpu_usec >= g->last_cpu_usec
-                     ? (double)(use.cpu_usec - g->last_cpu_usec) / (double)interval
-                     : 0;
-        g->last_cpu_usec = use.cpu_usec;
-        g->have_last = true;
+        struct user_usage use;
+        double cpu;
+        int rc = counters_sample(&s->counters, g, now, interval, &use, &cpu);
+        if (rc < 0) {
+            s->counters_stale = true;   /* gone: forgotten at the next listing */
+            continue;
+        }
+        s->stats.users_read += rc;
+        struct user_sample *u = user_for(ix, snap, g->uid);
+        u->cpu = cpu;
         u->memory = use.memory;
         u->tasks = use.tasks;
     }
@@ -1317,7 +1315,7 @@ static void sample_counters(struct sampler *s, const struct policy *p, struct sn
         counters_discover(&s->counters);
         s->counters_stale = s->counters_changed = false;
     }
-    read_counters(s, p, snap, interval, young, ix);
+    read_counters(s, p, snap, now, interval, young, ix);
     read_watched(s, p, snap, now, interval, ix);
     count_arrived(snap);
 }
@@ -1586,6 +1584,28 @@ static void read_shm_held(struct sampler *s)
  * where libproc2's reap parses /proc/PID/status for the same number).
  * While the proc connector reports every exec, the sweep need not look
  * for them; after lost events it does. */
+/* With counters and the proc connector live and nothing lost, every
+ * process that started, changed user or ended has been reported: the
+ * listing of /proc (a fifth of the daemon's CPU at 10,000 processes) is
+ * an audit, at the first sweep and every PROC_AUDIT_SWEEPS-th after.
+ * Events lost (ENOBUFS) make the next sample sweep with a listing. */
+#define PROC_AUDIT_SWEEPS 10
+
+static bool lists_proc(const struct sampler *s, bool look_for_execs)
+{
+    return !s->use_counters || !s->events_live || look_for_execs ||
+           s->sweeps % PROC_AUDIT_SWEEPS == 1;
+}
+
+/* Between audits: every process's stat is read again when it is next
+ * visited (a sleeping process's memory, as a listing would). */
+static void mark_stat_due(struct sampler *s)
+{
+    for (size_t b = 0; b < s->bucket_count; b++)
+        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next)
+            t->stat_due = true;
+}
+
 void sampler_sweep(struct sampler *s, const struct policy *p)
 {
     uint64_t now = env_boottime(s->env);
@@ -1596,7 +1616,10 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
     uint32_t sweep_generation = ++s->generation;
     s->sweeps++;
     s->checks_by_count = 0;
-    for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
+    bool listing = lists_proc(s, look_for_execs);
+    if (!listing)
+        mark_stat_due(s);
+    for (pid_t pid = listing ? first_pid(s) : 0; pid; pid = next_pid(s)) {
         struct tracked_proc *t = lookup(s, pid);
         /* A root process that became a user's (a late setuid) starts over.
          * A user's process keeps its user: leaving it takes a setuid
@@ -1618,7 +1641,8 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
             reread_program(s, p, t) < 0)
             t->generation = 0; /* gone: pruned below */
     }
-    prune(s, sweep_generation);
+    if (listing)
+        prune(s, sweep_generation);
     if (s->use_counters)
         find_strays(s, sweep_generation);
     else

@@ -168,6 +168,43 @@ static void test_cgroup_procs_every_sweep(void **state)
     remove_test_dir();
 }
 
+/* A group whose counter stood still is passed over every other sample;
+ * what it used meanwhile counts in full at the next reading, over both
+ * intervals; one that uses CPU is read at every sample. */
+static void test_an_idle_group_is_read_every_other_sample(void **state)
+{
+    (void)state;
+    make_test_dir();
+    set_group(1000000000, 100, 1);
+    struct counter_roots roots = {.version = 1, .cpu = test_dir, .memory = test_dir,
+                                  .pids = test_dir};
+    struct user_counters c;
+    assert_int_equal(counters_open(&c, &roots), 0);
+    counters_discover(&c);
+    struct user_cgroup *g = &c.groups[0];
+    struct user_usage u;
+    double cpu;
+    const uint64_t second = 1000000;
+    assert_int_equal(counters_sample(&c, g, 10 * second, second, &u, &cpu), 1);
+    assert_int_equal(counters_sample(&c, g, 11 * second, second, &u, &cpu), 1);
+    assert_true(cpu == 0); /* stood still */
+    /* Busy from now: 1 core.  Passed over once (its last reading shown),
+     * then read: both seconds count. */
+    set_group(1000000000 + 1000000000ull, 100, 1);
+    assert_int_equal(counters_sample(&c, g, 12 * second, second, &u, &cpu), 0);
+    assert_true(cpu == 0);
+    assert_int_equal(u.memory, 100);
+    set_group(1000000000 + 2000000000ull, 100, 1);
+    assert_int_equal(counters_sample(&c, g, 13 * second, second, &u, &cpu), 1);
+    assert_true(cpu > 0.99 && cpu < 1.01);
+    /* Busy: read at every sample. */
+    set_group(1000000000 + 3000000000ull, 100, 1);
+    assert_int_equal(counters_sample(&c, g, 14 * second, second, &u, &cpu), 1);
+    assert_true(cpu > 0.99 && cpu < 1.01);
+    counters_close(&c);
+    remove_test_dir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -175,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_a_group_made_again_is_read_afresh),
         cmocka_unit_test(test_cgroup_procs_parsed),
         cmocka_unit_test(test_cgroup_procs_every_sweep),
+        cmocka_unit_test(test_an_idle_group_is_read_every_other_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,10 +69,11 @@ void fd_walk_begin(struct fd_walk *w, const struct fd_walk_proc *procs, size_t n
         w->procs = xreallocarray(NULL, n, sizeof(*w->procs));
         w->proc_capacity = n;
     }
-    if (n)
+    if (n) { /* (neither takes a null array, even empty) */
         memcpy(w->procs, procs, n * sizeof(*procs));
+        qsort(w->procs, n, sizeof(*w->procs), by_owner_and_pid);
+    }
     w->proc_count = n;
-    qsort(w->procs, n, sizeof(*w->procs), by_owner_and_pid);
     for (size_t i = 0; i < w->count; i++) {
         struct fd_walk_owner *o = &w->owners[i];
         o->first = o->procs = 0;

@@ -38,6 +38,15 @@ THROTTLE = 0.5      # cores: level 1
 RESTRICT = 0.2      # cores: level 2, which stops the offending programs
 VIOLATION = 0.3     # cores: above this for WINDOW is a violation
 DENY_LEVEL = 2      # pam_loginguard's account deny_level in sshd
+# The memory scenario's user, a third one of its own, and its policy: a
+# level's memory below the violation's threshold, as in the shipped
+# ladder, so that once the level holds her she cannot be over the
+# threshold again (no next rung races the test), and a threshold above
+# what alice's and bob's idle logins hold.
+CAROL = 1003
+MEM_VIOLATION = 48 << 20    # bytes: above this for MEM_WINDOW is a violation
+LEVEL_MEMORY = 40 << 20     # bytes: level 1's memory; 90 % of it is whole pages
+MEM_WINDOW = 5              # seconds: the memory scenario's window
 # How long a wait may last before the scenario is called hung (never the
 # assertion: software emulation on a busy machine is slow, never wrong).
 HANG = 120
@@ -219,12 +228,14 @@ class VM:
     def ssh_args(self, user, tty=False, shared=True):
         """shared: through one master connection per user (commands are
         quicker); a login of its own otherwise."""
-        control = ["-o", f"ControlPath={self.dir}/ssh-%r", "-o", "ControlMaster=auto",
-                   "-o", "ControlPersist=120"] if shared else []
         return ["ssh", "-i", self.key, "-p", str(self.port), "-o", "BatchMode=yes",
                 "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=60"] + control + \
+                "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=60"] + self.control(shared) + \
             (["-tt"] if tty else []) + [f"{user}@127.0.0.1"]
+
+    def control(self, shared):
+        return ["-o", f"ControlPath={self.dir}/ssh-%r", "-o", "ControlMaster=auto",
+                "-o", "ControlPersist=120"] if shared else []
 
     def run(self, command, user="root", check=True, timeout=120, shared=True):
         r = subprocess.run(self.ssh_args(user, shared=shared) + [command], capture_output=True,
@@ -253,11 +264,13 @@ class VM:
         p.log = log
         return p
 
-    def scp_in(self, files, where):
+    def scp_in(self, files, where, shared=False):
+        """shared: over root's master connection (a new login under
+        emulation took 5 s)."""
         subprocess.run(["scp", "-q", "-i", self.key, "-P", str(self.port),
                         "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
                         "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR"]
-                       + files + [f"root@127.0.0.1:{where}"], check=True)
+                       + self.control(shared) + files + [f"root@127.0.0.1:{where}"], check=True)
 
     def stop(self):
         """The disk is a throw-away snapshot: nothing to shut down cleanly."""
@@ -599,6 +612,159 @@ def me_and_forgive(node):
     assert "restricted" not in vm.out("loginguardctl me", user="alice")
 
 
+def memory_limits(node, *uids):
+    """memory.max and memory.high of each user's cgroup, as the kernel
+    says them ("-" for a file that is not there)."""
+    text = node.vm.out("; ".join(
+        f"echo {uid} $(cat {cg}/memory.max 2>/dev/null || echo -) "
+        f"$(cat {cg}/memory.high 2>/dev/null || echo -)"
+        for uid, cg in ((uid, node.user_cgroup(uid)) for uid in uids)))
+    return {int(uid): (top, high) for uid, top, high in (l.split() for l in text.splitlines())}
+
+
+def memory_events(node, uid):
+    """The user's cgroup's memory.events as numbers (this cgroup's and
+    those below it)."""
+    text = node.vm.out(f"cat {node.user_cgroup(uid)}/memory.events")
+    return {k: int(v) for k, v in (line.split() for line in text.splitlines())}
+
+
+def oom_kills_in_kernel_log(node, uid):
+    """The kernel's own record of each OOM kill of a memhog of the user's:
+    the cgroup whose limit it was (oom_memcg=)."""
+    found = []
+    for line in node.vm.out("dmesg").splitlines():
+        if "oom-kill:" in line and "task=memhog," in line and f"uid={uid}" in line:
+            fields = dict(f.split("=", 1) for f in line.split("oom-kill:", 1)[1].split(",")
+                          if "=" in f)
+            found.append(fields.get("oom_memcg"))
+    return found
+
+
+def memory_held_on_v2(node):
+    """A level's memory on cgroup v2: carol's 128 MiB over ssh is above
+    the violation's 48 MiB for a window, and level 1 puts memory.max at its
+    40 MiB with memory.high at 90 % of it; the kernel's OOM killer ends
+    what she holds above it in her cgroup, then a hog of hers that grows
+    past it, and her shell goes on.  loginguard stops nothing (its
+    memory_over_level is for a user the kernel does not hold, as on v1).
+    Alice and bob keep their share's memory."""
+    vm = node.vm
+    hog = os.path.join(vm.dir, "memhog")
+    subprocess.run(["cc", "-static", "-O2", "-o", hog,
+                    os.path.join(HERE, "..", "helpers", "memhog.c")], check=True)
+    vm.scp_in([hog], "/usr/local/bin/", shared=True)
+    high = LEVEL_MEMORY // 10 * 9
+    others = memory_limits(node, ALICE, BOB)
+    assert all(str(LEVEL_MEMORY) not in v and str(high) not in v for v in others.values()), others
+    # carol, a user of the scenario's own.  For this scenario only: the
+    # memory criterion, and level 1's memory; the CPU criterion off, so
+    # that her login's own burst of CPU under emulation, or her hog's
+    # growing, cannot take her to the level first (seen: 0.70 cores over
+    # 10 s), and with it the reason for a 10 s window (a held amount of
+    # memory is the same at every sample).  A drop-in named to be read
+    # after vmtest.conf, whose [violation] it overrides.
+    reloads = len(node.events(event="config_reloaded"))
+    go = "/tmp/carol.go"
+    passed = False
+    try:
+        dump = vm.out(
+            f"useradd -m -s /bin/bash -u {CAROL} carol && "
+            "install -d -o carol -g carol -m 700 /home/carol/.ssh && "
+            "install -o carol -g carol -m 600 /root/.ssh/authorized_keys /home/carol/.ssh/ && "
+            f"rm -f {go} && mkfifo -m 0644 {go} && "
+            "cat >/etc/loginguard/conf.d/zz-memory.conf <<'EOF' && "
+            "systemctl reload loginguard && loginguardd --check-config --dump\n"
+            f"[violation]\ncpu = 0\nmemory = {MEM_VIOLATION >> 20}M\nwindow = {MEM_WINDOW}s\n"
+            f"[level 1]\nmemory = {LEVEL_MEMORY >> 20}M\nEOF")
+        # The policy the daemon reloads, as loginguardd --check-config --dump
+        # reads the same files.
+        section, policy = None, {}
+        for line in dump.splitlines():
+            if line.startswith("["):
+                section = line
+            elif " = " in line:
+                policy[section, line.split(" = ")[0]] = line.split(" = ", 1)[1]
+        for key, value in ((("[violation]", "cpu"), "0 cores"),
+                           (("[violation]", "memory"), f"{MEM_VIOLATION >> 20}M"),
+                           (("[violation]", "window"), f"{MEM_WINDOW}s"),
+                           (("[level 1]", "memory"), f"{LEVEL_MEMORY >> 20}M")):
+            assert policy.get(key) == value, (key, policy.get(key), dump)
+        node.wait_event(HANG, after=reloads, event="config_reloaded")
+        # 128 MiB, well above the threshold: what counts against her is her
+        # cgroup's memory less the resident size of her exempt programs
+        # (sshd, systemd --user), shared libraries and all (seen: 51.0 MiB
+        # for a 64 MiB hog).
+        p = node.login("carol", "echo LOGGED-IN; /usr/local/bin/memhog 128@0; echo HOG-ENDED $?; "
+                       f"read go < {go}; /usr/local/bin/memhog 160@0; echo HOG-ENDED $?; "
+                       f"read go < {go}; echo CAROL-OUT", "carol")
+        v = node.wait_event(MEM_WINDOW + HANG, event="violation", user="carol")
+        assert v["reason"] == "memory" and v["level_after"] == 1, v
+        assert v["level"]["memory_bytes"] == LEVEL_MEMORY, v
+        say(f"  carol's violation: {v['usage']['memory_bytes'] / 2**20:.1f} MiB over "
+            f"{v['usage']['window_s']:.1f} s")
+        limits = node.wait_event(HANG, event="limits_set", user="carol", level=1)
+        assert limits["limits"]["memory_bytes"] == LEVEL_MEMORY, limits
+        wanted = (str(LEVEL_MEMORY), str(high))
+        wait_for(lambda: memory_limits(node, CAROL)[CAROL] == wanted, HANG,
+                 f"memory.max, memory.high = {wanted} on {node.user_cgroup(CAROL)}")
+        if node.backend == "auto":
+            shown = vm.out(f"systemctl show -p MemoryMax -p MemoryHigh user-{CAROL}.slice")
+            assert set(shown.split()) == {f"MemoryMax={LEVEL_MEMORY}", f"MemoryHigh={high}"}, \
+                shown
+        cgroup = node.user_cgroup(CAROL)[len("/sys/fs/cgroup"):]
+        say(f"  carol's {cgroup}: memory.max {wanted[0]}, memory.high {wanted[1]}; "
+            f"alice's and bob's (max, high): {others[ALICE]}, {others[BOB]}")
+        # What she held above the new line: ended by the kernel (SIGKILL,
+        # 128 + 9) in her cgroup, as the line was drawn.
+        wait_for(lambda: "HOG-ENDED" in session_output(p) or p.poll() is not None, HANG,
+                 "carol's 128 MiB hog to end")
+        assert "HOG-ENDED 137" in session_output(p), session_output(p)
+        assert oom_kills_in_kernel_log(node, CAROL) == [cgroup], vm.out("dmesg | tail -n 40")
+        before = memory_events(node, CAROL)
+        assert before["oom_kill"] >= 1, before
+        # Held to the level, a hog that grows: slowed above memory.high,
+        # ended at memory.max, by the kernel in her cgroup.
+        vm.out(f"timeout 30 sh -c 'echo go > {go}'")
+        wait_for(lambda: session_output(p).count("HOG-ENDED") == 2 or p.poll() is not None,
+                 HANG, "carol's growing hog to end")
+        out = session_output(p)
+        assert out.count("HOG-ENDED 137") == 2, out
+        after = memory_events(node, CAROL)
+        say(f"  carol held at {LEVEL_MEMORY >> 20} MiB, her second hog asking 160 MiB: "
+            f"memory.events {before} -> {after}")
+        for key in ("high", "max", "oom_kill"):
+            assert after[key] > before[key], (key, before, after)
+        assert oom_kills_in_kernel_log(node, CAROL) == [cgroup, cgroup], \
+            vm.out("dmesg | tail -n 40")
+        # Her shell went on; loginguard itself stopped nothing of hers.
+        assert p.poll() is None, out
+        for kind in ("memory_over_level", "process_stopping"):
+            assert not node.events(event=kind, user="carol"), node.events(event=kind, user="carol")
+        assert memory_limits(node, ALICE, BOB) == others
+        # Forgiven, her share's memory is back.
+        vm.out("loginguardctl forgive carol --reason 'system test'")
+        node.wait_event(HANG, event="user_forgiven", user="carol")
+        wait_for(lambda: memory_limits(node, CAROL)[CAROL] == others[BOB], HANG,
+                 "carol's share's memory back after forgive")
+        vm.out(f"timeout 30 sh -c 'echo go > {go}'")
+        wait_for(lambda: p.poll() is not None, HANG, "carol's session to end")
+        assert "CAROL-OUT" in session_output(p), session_output(p)
+        passed = True
+    finally:
+        # The scenarios after this one run under the VM's own policy, even
+        # when this one failed (then its own failure is the one said).
+        reloads = len(node.events(event="config_reloaded"))
+        vm.run("rm -f /etc/loginguard/conf.d/zz-memory.conf && systemctl reload loginguard",
+               check=False)
+        try:
+            node.wait_event(HANG, after=reloads, event="config_reloaded")
+        except AssertionError:
+            if passed:
+                raise
+            say("  and the VM's own policy was not reloaded after it")
+
+
 def purge_leaves_nothing(node):
     """apt-get purge: no daemon, no limit, no cgroup of loginguard's, no
     state or log left; the users' processes run on, unthrottled."""
@@ -660,6 +826,7 @@ SCENARIOS = [
     ("deny_level refuses a restricted user's login", refused_at_deny_level),
     ("restart, SIGKILL, reload/start with a config error", penalty_survives_restart),
     ("me and forgive", me_and_forgive),
+    ("a level's memory on v2: memory.high, memory.max, the kernel's OOM", memory_held_on_v2),
     ("purge leaves no limit", purge_leaves_nothing),
 ]
 

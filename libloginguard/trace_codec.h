@@ -1,5 +1,5 @@
 /* The usage trace's lines: what the engine saw at each sample, written by
- * the daemon (daemon/trace.c) and read back by loginguardctl simulate to
+ * the daemon (daemon/record/trace.c) and read back by loginguardctl simulate to
  * replay it through the same engine.  Pure: text in, snapshots out, and
  * the other way round.
  *

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "benchutil.h"
-#include "code_check.h"
+#include "observe/code_check.h"
 
 /* A child with extra mappings (alternately readable and not, so that
  * none merge), or with exec of sleep when extra is 0. */

@@ -56,14 +56,14 @@
 #include <unistd.h>
 
 #include "benchutil.h"
-#include "cgroup_counters.h"
+#include "observe/cgroup_counters.h"
 #include "configfile.h"
 #include "errors.h"
 #include "policy.h"
-#include "proc_connector.h"
-#include "procfs.h"
-#include "observe.h"
-#include "sampler.h"
+#include "observe/proc_connector.h"
+#include "observe/procfs.h"
+#include "core/observe.h"
+#include "observe/sampler.h"
 #include "snapshot.h"
 
 extern char **environ;

@@ -30,11 +30,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "argv_reader.h"
+#include "observe/argv_reader.h"
 #include "benchutil.h"
-#include "procfs.h"
-#include "shm_fd_walk.h"
-#include "shm_held.h"
+#include "observe/procfs.h"
+#include "observe/shm_fd_walk.h"
+#include "observe/shm_held.h"
 
 static void fill(const char *dir, int files)
 {

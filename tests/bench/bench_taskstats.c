@@ -1,4 +1,4 @@
-/* bench_taskstats: what the kernel's exit records (daemon/taskstats.c)
+/* bench_taskstats: what the kernel's exit records (daemon/observe/taskstats.c)
  * cost on this machine.
  *
  * A storm of short processes (fork, _exit at once, reaped by their
@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "benchutil.h"
-#include "taskstats.h"
+#include "observe/taskstats.h"
 
 #define DRAIN_MS 100
 

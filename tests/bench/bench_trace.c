@@ -1,6 +1,6 @@
 /* bench_trace: what the usage trace costs, and what replaying it costs.
  *
- * 1. The daemon's writer (daemon/trace.c, the code loginguardd runs after
+ * 1. The daemon's writer (daemon/record/trace.c, the code loginguardd runs after
  *    each sample) on synthetic snapshots of a node with 500 users and
  *    10,000 processes, 2 s samples: CPU per sample (this process's CPU
  *    time around the call, min and median) and bytes per sample, per day
@@ -41,7 +41,7 @@
 #include "benchutil.h"
 #include "policy.h"
 #include "snapshot.h"
-#include "trace.h"
+#include "record/trace.h"
 #include "util.h"
 
 #define USERS 500

@@ -20,7 +20,7 @@
 #include "benchutil.h"
 #include "configfile.h"
 #include "errors.h"
-#include "procfs.h"
+#include "observe/procfs.h"
 
 long read_long_file(const char *path)
 {

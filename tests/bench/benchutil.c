@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "benchutil.h"
-#include "procfs.h"
+#include "observe/procfs.h"
 
 #ifndef TOP_SRCDIR
 #define TOP_SRCDIR "."

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgroup_counters.h"
+#include "observe/cgroup_counters.h"
 #include "fuzz.h"
 #include "util.h"
 

@@ -4,7 +4,7 @@
 #include "config.h"
 
 #include "fuzz.h"
-#include "proc_connector.h"
+#include "observe/proc_connector.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

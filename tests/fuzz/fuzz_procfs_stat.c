@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "procfs.h"
+#include "observe/procfs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

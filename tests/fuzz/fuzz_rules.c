@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "procfs.h"
+#include "observe/procfs.h"
 #include "programs.h"
 #include "rules.h"
 #include "util.h"

@@ -10,7 +10,7 @@
 
 #include "engine.h"
 #include "fuzz.h"
-#include "state.h"
+#include "record/state.h"
 #include "util.h"
 
 #define NOW 1700000000000000ULL /* a fixed clock: the same input, the same run */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "subuid.h"
+#include "observe/subuid.h"
 
 int getpwnam_r(const char *name, struct passwd *pw, char *buf, size_t len, struct passwd **res)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "taskstats.h"
+#include "observe/taskstats.h"
 
 #define FAMILY 31 /* the generic-netlink id the corpus is written for */
 

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "cluster_config.h"
-#include "cluster_link.h"
+#include "cluster/cluster_link.h"
 
 static void relay_from_link(int fd)
 {

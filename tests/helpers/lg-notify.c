@@ -26,9 +26,9 @@
 #include <unistd.h>
 #include <utmpx.h>
 
-#include "notify_desktop.h"
-#include "notify_email.h"
-#include "notify_tty.h"
+#include "notify/notify_desktop.h"
+#include "notify/notify_email.h"
+#include "notify/notify_tty.h"
 #include "util.h"
 
 struct options {

@@ -1,4 +1,4 @@
-"""The cluster link alone (link/, started by daemon/cluster_link.c) against a real
+"""The cluster link alone (link/, started by daemon/cluster/cluster_link.c) against a real
 PostgreSQL 15 server (pgserver.py), driven through tests/helpers/
 lg-cluster-link, which starts it as the daemon does and relays its packets
 as JSON lines: "up" with what the database holds of the node, a raise

@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "argv_reader.h"
-#include "procfs.h"
-#include "shm_fds.h"
+#include "observe/argv_reader.h"
+#include "observe/procfs.h"
+#include "observe/shm_fds.h"
 #include "testutil.h"
 #include "units.h"
 #include "util.h"

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "cluster.h"
+#include "cluster/cluster.h"
 #include "cluster_codec.h"
 #include "testutil.h"
 

@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 
-#include "cluster_queue.h"
+#include "cluster/cluster_queue.h"
 #include "testutil.h"
 
 static char err[1024];

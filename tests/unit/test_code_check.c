@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "argv_reader.h"
-#include "code_check.h"
-#include "procfs.h"
+#include "observe/argv_reader.h"
+#include "observe/code_check.h"
+#include "observe/procfs.h"
 #include "testutil.h"
 #include "units.h"
 #include "util.h"

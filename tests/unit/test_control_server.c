@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control_server.h"
+#include "control/control_server.h"
 #include "testutil.h"
 #include "util.h"
 

@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "cgroup_counters.h"
+#include "observe/cgroup_counters.h"
 #include "testutil.h"
 
 /* A fake v1 layout: user-1001 under one root directory for cpuacct,

@@ -7,7 +7,7 @@
 #include <pwd.h>
 #include <signal.h>
 
-#include "directory.h"
+#include "observe/directory.h"
 #include "testutil.h"
 #include "util.h"
 

@@ -1,7 +1,7 @@
 /* The latest events of one user, read back from the end of the log. */
 #include "config.h"
 
-#include "event_tail.h"
+#include "record/event_tail.h"
 #include "testutil.h"
 #include "util.h"
 

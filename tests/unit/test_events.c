@@ -4,7 +4,7 @@
 #include <sys/resource.h>
 
 #include "event_lines.h"
-#include "events.h"
+#include "record/events.h"
 #include "testutil.h"
 #include "units.h"
 

@@ -5,9 +5,9 @@
 
 #include <time.h>
 
-#include "login_notices.h"
+#include "notify/login_notices.h"
 #include "notice_build.h"
-#include "notice_rate.h"
+#include "notify/notice_rate.h"
 #include "policy.h"
 #include "units.h"
 

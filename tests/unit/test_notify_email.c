@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "notify_email.h"
+#include "notify/notify_email.h"
 #include "testutil.h"
 
 /* 2026-01-05 10:20:30 UTC, a Monday. */

@@ -7,8 +7,8 @@
 #include <linux/connector.h>
 #include <linux/netlink.h>
 
-#include "pidmarks.h"
-#include "proc_connector.h"
+#include "observe/pidmarks.h"
+#include "observe/proc_connector.h"
 #include "testutil.h"
 
 struct dgram {

@@ -1,7 +1,7 @@
 #include "config.h"
 
-#include "procfs.h"
-#include "sampler.h"
+#include "observe/procfs.h"
+#include "observe/sampler.h"
 #include "testutil.h"
 
 /* A /proc/PID/stat line as the kernel writes it, around a given comm. */

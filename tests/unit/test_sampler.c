@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "environment.h"
+#include "base/environment.h"
 #include "policy.h"
-#include "observe.h"
-#include "sampler.h"
+#include "core/observe.h"
+#include "observe/sampler.h"
 #include "testutil.h"
 
 #define BOOT_SEC 10000   /* the fake clock's time since boot at the first sample */

@@ -7,7 +7,7 @@
 #include <sys/un.h>
 
 #include "testutil.h"
-#include "service_notify.h"
+#include "core/service_notify.h"
 
 /* A socket bound where a service manager would listen; the address is
  * also what NOTIFY_SOCKET says. */

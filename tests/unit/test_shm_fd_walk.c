@@ -4,7 +4,7 @@
  * who have left. */
 #include "config.h"
 
-#include "shm_fd_walk.h"
+#include "observe/shm_fd_walk.h"
 #include "testutil.h"
 
 #define OWNER 1000

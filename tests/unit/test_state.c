@@ -4,8 +4,8 @@
 #include <jansson.h>
 
 #include "engine.h"
-#include "save_status.h"
-#include "state.h"
+#include "record/save_status.h"
+#include "record/state.h"
 #include "testutil.h"
 #include "units.h"
 #include "util.h"

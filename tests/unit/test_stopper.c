@@ -3,7 +3,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "stopper.h"
+#include "enforce/stopper.h"
 #include "testutil.h"
 #include "units.h"
 #include "util.h"

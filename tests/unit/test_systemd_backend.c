@@ -4,7 +4,7 @@
 #include <sys/socket.h>
 
 #include "testutil.h"
-#include "systemd_backend.h"
+#include "enforce/systemd_backend.h"
 
 static char why[512];
 

@@ -9,7 +9,7 @@
 #include <linux/netlink.h>
 #include <linux/taskstats.h>
 
-#include "taskstats.h"
+#include "observe/taskstats.h"
 #include "testutil.h"
 
 #define FAMILY 31

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "taskstats.h"
+#include "observe/taskstats.h"
 #include "testutil.h"
 
 #define USER "lgtest40"

@@ -11,7 +11,7 @@
 #include "simulate.h"
 #include "strbuf.h"
 #include "testutil.h"
-#include "trace.h"
+#include "record/trace.h"
 #include "trace_codec.h"
 #include "trace_files.h"
 #include "units.h"

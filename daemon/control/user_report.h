@@ -1,0 +1,18 @@
+/* What loginguardctl user and me show beyond the user's row: their last
+ * hour (history.h), their busiest processes and their latest events. */
+#ifndef LOGINGUARD_USER_REPORT_H
+#define LOGINGUARD_USER_REPORT_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/daemon.h"
+
+#define USER_REPORT_PROCS 5
+#define USER_REPORT_EVENTS 5
+
+/* Adds "history", "processes" and "events" to reply (now: realtime usec). */
+void user_report_add(struct daemon *d, json_t *reply, uid_t uid, uint64_t now);
+
+#endif

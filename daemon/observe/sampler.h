@@ -1,0 +1,338 @@
+/* The sampler: turns /proc and the per-user cgroups into snapshots.
+ *
+ * Level one, every sample_interval: per-user totals.  Where users have
+ * cgroups they come from the cgroup counters (cost grows with users);
+ * elsewhere from /proc, one pread per user process on a descriptor held
+ * open since the process was first seen (a held descriptor also pins the
+ * process's identity: once it exits, reads fail rather than reaching a
+ * new process with the same pid).  For a single-threaded process that
+ * descriptor is /proc/PID/schedstat, cheaper than stat: while its run time
+ * stands still the process has not run, so its stat cannot have changed
+ * and is not read.
+ * Level two: processes, for users above half a violation threshold, and
+ * every compute or forbidden process.
+ * Every scan_interval a full sweep looks at every process again: uid
+ * changes after setuid, new programs after exec (for those that ran).
+ * New processes: where the proc connector reports forks, execs, uid
+ * changes and exits (sampler_note_event), each sample looks at just those
+ * pids; elsewhere each sample lists /proc for pids it does not know.
+ *
+ * What a process runs is judged once per program (programs.h), from its
+ * real executable and the first ARGV_KEEP bytes of its command line; the
+ * command line is read by argv_reader (a read of another process's
+ * memory can stall) and not kept.  A process counts for the person who
+ * owns it: subordinate uids of a rootless container count for the owner
+ * of their /etc/subuid range.  With counters, a process outside its
+ * owner's cgroup (cron, at, systemd-run, a delegated subtree) is read
+ * from /proc and added to its owner's totals. */
+#ifndef LOGINGUARD_SAMPLER_H
+#define LOGINGUARD_SAMPLER_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "observe/argv_reader.h"
+#include "observe/cgroup_counters.h"
+#include "base/environment.h"
+#include "observe/pidmarks.h"
+#include "policy.h"
+#include "observe/proc_connector.h"
+#include "observe/proc_table.h"
+#include "observe/procfs.h"
+#include "programs.h"
+#include "snapshot.h"
+#include "observe/shm_fd_walk.h"
+#include "observe/shm_held.h"
+#include "enforce/stopper.h"
+#include "observe/subuid.h"
+#include "observe/taskstats.h"
+#include "observe/directory.h"
+
+/* Execs judged as they are reported, per drain of the connector (every
+ * 100 ms at most): a user who execs faster costs no more, and their
+ * later execs are judged at the sample, as every exec was before. */
+#define EXEC_JUDGE_MAX 64
+
+/* Descriptors held for processes (see hold_descriptor): never more than
+ * the daemon's limit less FD_RESERVE, kept for everything else it opens
+ * (sockets, state, the trace, control connections, notice children, a
+ * stat opened by path), and at most HELD_PER_OWNER for one person.  Past
+ * either, a process's stat is opened by path at each read: it still
+ * counts, at a few more system calls.  A zombie holds none. */
+#define FD_RESERVE 512
+#define HELD_PER_OWNER 2048
+
+/* At most this many of one person's exempt programs are checked for code
+ * not their own in a sweep (each check may cost milliseconds: make
+ * bench); the rest are not taken on trust until the next. */
+#define CODE_CHECKS_PER_OWNER 32
+
+/* A process moved into its owner's cgroup (by the daemon) with this much
+ * resident memory or more: that memory stays charged where it was made,
+ * so its resident size is read each sample (see arrived_memory). */
+#define ARRIVED_MIN (16ULL << 20)
+
+struct tracked_proc {
+    struct tracked_proc *next;  /* hash chain */
+    uint64_t start_time;        /* ticks after boot */
+    uint64_t sched_runtime;     /* ns, from schedstat, when it is the held one */
+    uint64_t swept_activity;    /* run time or ticks at the last sweep */
+    uint64_t ticks;             /* utime + stime when last read */
+    uint64_t read_at;           /* boottime usec of that reading */
+    uint64_t rss_pages;
+    double cpu;                 /* cores over the last interval */
+    char *foreign_code;         /* it does not run only its own code: why, and it is class none */
+    const struct program *prog; /* what it runs (shared); NULL when unreadable */
+    const char *rule;
+    pid_t pid;
+    uid_t uid;                  /* owner of /proc/PID: checked again before a signal */
+    uid_t owner;                /* whom it counts for: uid, or its subuid range's owner */
+    int held_fd;                /* -1 when none is held */
+    uint32_t code_sweep;        /* the sweep it was last checked in */
+    uint32_t threads;
+    pid_t ppid, session;
+    uint32_t generation;        /* last sample that saw it */
+    uint32_t swept_inside;      /* last sweep that found it in its owner's cgroup */
+    char comm[COMM_LEN];
+    /* Small fields last, packed: a node's every process has one of these
+     * (152 bytes, a 160-byte allocation). */
+    enum proc_class class : 8;
+    unsigned rule_parts : 8;    /* RULE_PART_*: what of the rule matched */
+    bool ignored : 1;           /* owner below min_uid: never read again until the sweep */
+    /* One descriptor held per process (see hold_descriptor): stat for a
+     * multi-threaded process, schedstat for a single-threaded one. */
+    bool held_is_sched : 1;
+    bool argv_pending : 1;      /* its command line is asked for */
+    bool argv_blocked : 1;      /* reading it stalled: judged without it, not asked again */
+    bool outside : 1;           /* counters: not in its owner's cgroup, read from /proc */
+    bool suspect : 1;           /* left its owner's cgroup once: its place is read every sample */
+    bool stat_due : 1;          /* read stat at the next sample even if it has not run */
+    bool zombie : 1;            /* ended, not yet reaped: never runs again */
+    bool arrived : 1;           /* moved into its owner's cgroup holding ARRIVED_MIN or more */
+    /* An exempt program's check that it runs only its own code
+     * (code_check.h): asked when it uses CPU, once a sweep. */
+    bool code_pending : 1;
+    bool code_known : 1;
+};
+_Static_assert(sizeof(struct tracked_proc) <= 152, "tracked_proc grew past a 160-byte chunk");
+
+struct sampler_stats {
+    uint64_t samples;
+    uint64_t procs_read;        /* stat reads in the last sample */
+    uint64_t users_read;        /* counter reads in the last sample */
+    uint64_t held_fds;
+    uint64_t held_refused;      /* holds refused at a cap, ever */
+    uint64_t argv_reads;        /* command lines asked for, ever */
+};
+
+/* Descriptors held for one person's processes. */
+struct owner_held {
+    uid_t owner;
+    uint32_t held;
+};
+
+/* Checks of one person's exempt programs asked in this sweep. */
+struct owner_checks {
+    uid_t owner;
+    uint32_t checks;
+};
+
+/* CPU of processes that ended since the last sample and was not read
+ * before they ended, for their owner. */
+struct exit_credit {
+    uid_t owner;
+    uint64_t cpu_usec;
+};
+
+/* A process whose command line could not be read in time (its memory
+ * stalls a reader: a FUSE-backed argv, say): for the daemon to report. */
+struct blocked_argv {
+    pid_t pid;
+    uid_t owner;
+    char comm[COMM_LEN];
+};
+
+/* Index of each uid's user_sample in the snapshot, open addressing. */
+struct uid_index {
+    uid_t *uids;
+    size_t *slots;
+    size_t size;
+};
+
+struct sampler {
+    char error[300];            /* why sampler_init failed */
+    const struct environment *env;  /* the caller's, for as long as the sampler lives */
+    char *pressure_path;        /* PROC/pressure/memory */
+    DIR *proc_dir;
+    int proc_fd;
+    struct shm_held shm;        /* /proc path: shared memory no resident size shows */
+    struct fd_walk fd_walk;     /* /proc path: the part held only through descriptors */
+    size_t fd_out;              /* its requests out (FD_WALK_OUT at most)... */
+    size_t fd_turn;             /* ...and whose walk asks next */
+    struct tracked_proc **buckets;
+    size_t bucket_count, proc_count;
+    /* Counters: the processes read at every sample whatever their user's
+     * counters say (strays, arrived ones, compute and forbidden programs),
+     * by pid.  Listed again from every process only when one may have
+     * joined them (watch_dirty): a sample of a quiet node with 10,000
+     * processes does not walk them all. */
+    pid_t *watch;
+    size_t watch_count, watch_capacity;
+    bool watch_dirty;
+    uint32_t generation;
+    uint32_t sweeps;            /* full sweeps so far */
+    uint64_t last_sample;       /* boottime usec, 0 before the first */
+    long hz, page_size;
+    bool use_counters;
+    struct user_counters counters;
+    struct directory *directory; /* names and [exempt] groups (the daemon's; NULL: none) */
+    struct program_table programs;
+    struct argv_reader argv;
+    struct subuid_map subuids;
+    bool subuids_loaded;        /* /etc/subuid was read anew (for the daemon to say) */
+    dev_t mnt_ns_dev;           /* the daemon's mount namespace: a process in */
+    ino_t mnt_ns_ino;           /* another one may name paths as it likes */
+    /* Processes of the snapshot being filled in with their command lines
+     * (sampler_fill_argv), while that waits for the answers. */
+    struct snapshot *argv_snap;
+    struct blocked_argv *blocked;
+    size_t blocked_count, blocked_capacity;
+    /* Owners with a process whose command line stalled its reader: their
+     * command lines are not asked for until none of those is left (each
+     * such read may hold a reader process for as long as its owner
+     * likes).  Sorted; made anew at each sweep. */
+    uid_t *withheld;
+    size_t withheld_count, withheld_capacity;
+    struct owner_held *held_by;     /* sorted by owner */
+    size_t held_by_count, held_by_capacity;
+    uint64_t held_max;              /* the limit less FD_RESERVE */
+    struct owner_checks *checks_by; /* sorted by owner; emptied at each sweep */
+    size_t checks_by_count, checks_by_capacity;
+    struct exit_credit *credits;    /* sorted by owner */
+    size_t credit_count, credit_capacity;
+    uint64_t boot_realtime_usec;    /* to compare taskstats' start times with stat's */
+    struct sampler_stats stats;
+    struct uid_index index;     /* of the snapshot last sampled, for sampler_look_closer */
+    /* New user processes not yet taken by sampler_take_new. */
+    struct new_proc *new_procs;
+    size_t new_count, new_capacity;
+    /* The proc connector's news since the last sample. */
+    struct pid_marks marks;
+    /* Execs reported since the loop last asked sampler_forbidden_exec:
+     * at most EXEC_JUDGE_MAX, the rest wait for the sample. */
+    pid_t execs[EXEC_JUDGE_MAX];
+    size_t exec_count;
+    /* The same for uid changes (cron, at, systemd-run taking a user's
+     * uid): sampler_arrived_outside. */
+    pid_t uid_changes[EXEC_JUDGE_MAX];
+    size_t uid_change_count;
+    bool events_live;   /* news come in: no /proc listing each sample */
+    bool rescan;        /* news were lost: a full sweep at the next sample */
+    /* List the per-user cgroups again at the next sample.  stale: they
+     * may have changed (at start, at each sweep, when a group went);
+     * changed: one was just made (by the daemon), so a group found then
+     * is younger than an interval and all its counter says is new use. */
+    bool counters_stale, counters_changed;
+};
+
+/* /proc and the clocks are env's (which must outlive the sampler).
+ * roots NULL: the per-user cgroups below env->cgroup if there are any,
+ * else /proc; roots->version 0: /proc only; else the given roots (the
+ * cgroupfs backend's, benchmarks, tests).  -1 with s->error saying why. */
+int sampler_init(struct sampler *s, const struct environment *env,
+                 const struct counter_roots *roots);
+void sampler_free(struct sampler *s);
+
+/* One sample into snap (cleared first): every user's totals, and the
+ * compute and forbidden processes whoever runs them.  Then, once the
+ * users worth a closer look are marked (classify_choose_detailed),
+ * sampler_look_closer reads their processes and adds them to snap (all
+ * of each such user's, with the class the rules gave each: see
+ * observe.h for the whole step). */
+void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *snap);
+void sampler_look_closer(struct sampler *s, const struct policy *p, struct snapshot *snap);
+
+/* The node's memory pressure from a PSI file: "some" avg10 in percent,
+ * or -1 where the kernel has no PSI. */
+double sampler_memory_pressure(const char *path);
+
+/* The full sweep: re-read every known process's uid, comm, exe and argv. */
+void sampler_sweep(struct sampler *s, const struct policy *p);
+
+/* Every known process of person owner into out (emptied first): for
+ * the effectors, which stop a process's tree or write to a person's
+ * terminals from it. */
+void sampler_user_table(const struct sampler *s, uid_t owner, struct proc_table *out);
+
+/* Read the command lines of the snapshot's processes listed in idx (for
+ * events and notices), waiting at most wait_usec for them. */
+void sampler_fill_argv(struct sampler *s, const struct policy *p, struct snapshot *snap,
+                       const size_t *idx, size_t n, uint64_t wait_usec);
+
+/* Command lines that came back between samples (the reader's descriptor,
+ * argv_reader_fd(&s->argv), polled readable, or its deadline passed). */
+void sampler_take_argv(struct sampler *s, const struct policy *p);
+
+/* The backend moved pid into its owner's cgroup. */
+void sampler_adopted(struct sampler *s, pid_t pid);
+
+/* Processes whose command line could not be read in time since the last
+ * call; the array stays the sampler's. */
+size_t sampler_take_blocked(struct sampler *s, const struct blocked_argv **out);
+
+/* User processes first seen since the last call (for the cgroupfs
+ * backend, which moves them into their user's cgroup).  The array stays
+ * the sampler's. */
+struct new_proc {
+    pid_t pid;
+    uint64_t start_time;
+    uid_t owner;        /* the person whose cgroup it belongs in */
+    enum proc_class class;
+    bool outside;       /* counters: it is not in its owner's cgroup */
+};
+size_t sampler_take_new(struct sampler *s, const struct new_proc **procs);
+
+/* Whether the proc connector feeds sampler_note_event.  Turning it on
+ * asks for a full sweep (at the next sample unless one comes first):
+ * what ran before the subscription was never reported. */
+void sampler_events_live(struct sampler *s, bool live);
+/* One event from the proc connector, acted on at the next sample. */
+void sampler_note_event(struct sampler *s, const struct pc_event *ev);
+/* Whether an exec reported since the last call started a forbidden
+ * program, by its executable and name (the rules' verdict is kept per
+ * program, so this is a few reads a process): the daemon then samples
+ * early, and stops it there.  A rule that needs the command line judges
+ * at the sample, which reads it. */
+bool sampler_forbidden_exec(struct sampler *s, const struct policy *p);
+/* Whether a process that changed uid since the last call now runs as a
+ * person outside their cgroup (with look; without, the news is only
+ * dropped): a job cron, at or systemd-run has just started for them.
+ * The daemon then samples early, and moves it there, before it has
+ * made much memory that would stay charged where it is. */
+bool sampler_arrived_outside(struct sampler *s, const struct policy *p, bool look);
+/* Events were lost (ENOBUFS): the next sample sweeps all of /proc. */
+void sampler_note_lost(struct sampler *s);
+/* A process ended, with all the CPU it used (taskstats): what of it no
+ * sample read counts at the next sample, for its owner. */
+void sampler_note_exit(struct sampler *s, const struct policy *p, const struct ts_exit *e);
+
+/* A per-user cgroup was made (the cgroupfs backend): count it from the
+ * next sample. */
+void sampler_counters_changed(struct sampler *s);
+
+/* The process (pid, start_time) as a snapshot entry, as last read, if
+ * it is tracked and judged (for loginguardctl why); its exe is a copy
+ * the caller frees. */
+bool sampler_proc(const struct sampler *s, pid_t pid, uint64_t start_time,
+                  struct proc_sample *out);
+/* The n tracked processes of person owner that used the most CPU when
+ * last read, highest first, as snapshot entries (free each exe).
+ * Returns how many (at most n, at most SAMPLER_TOP_MAX). */
+#define SAMPLER_TOP_MAX 32
+size_t sampler_user_top(const struct sampler *s, uid_t owner, struct proc_sample *out, size_t n);
+
+/* After a reload: classes come from the new rules, names from NSS anew. */
+void sampler_reclassify(struct sampler *s, const struct policy *p);
+
+#endif

@@ -5,19 +5,6 @@
 #include "classify.h"
 #include "util.h"
 
-static unsigned rule_parts(const struct rule *r)
-{
-    return (r->exe ? RULE_PART_EXE : 0) | (r->comm ? RULE_PART_COMM : 0) |
-           (r->argv_text ? RULE_PART_ARGV : 0);
-}
-
-struct verdict classify_process(const struct rule_set *rules, const struct program *prog,
-                                const char *comm)
-{
-    const struct rule *r = programs_classify(rules, prog, comm);
-    return (struct verdict){r ? r->class : CLASS_NONE, r, r ? rule_parts(r) : 0};
-}
-
 /* Near a violation, or near a level's memory (whose line the engine
  * holds by stopping the largest process: it needs the processes). */
 bool classify_worth_a_look(const struct policy *p, const struct user_sample *u)

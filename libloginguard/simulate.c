@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "classify.h"
+#include "rules_judge.h"
 #include "notice_build.h"
 #include "simulate.h"
 #include "util.h"

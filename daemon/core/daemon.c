@@ -135,7 +135,7 @@ static void record_trace(struct daemon *d)
             idx[n++] = i;
     }
     if (n)
-        sampler_fill_argv(&d->sampler, &d->policy, &d->snap, idx, n, TRACE_ARGV_WAIT_USEC);
+        sampler_fill_argv(&d->sampler, &d->snap, idx, n, TRACE_ARGV_WAIT_USEC);
     free(idx);
     char err[700];
     if (trace_writer_sample(&d->trace, &d->snap, d->events.host, mode_name(d->policy.mode),
@@ -257,7 +257,7 @@ static void note_exit(const struct ts_exit *e, void *arg)
 {
     struct daemon *d = arg;
     d->drained++;
-    sampler_note_exit(&d->sampler, &d->policy, e);
+    sampler_note_exit(&d->sampler, e);
 }
 
 /* Between samples the kernel's news (the connector's events, taskstats'
@@ -302,7 +302,8 @@ static int start_sampler(struct daemon *d)
     bool counters = d->enforcing && d->enforcer.backend == BACKEND_CGROUPFS;
     if (counters)
         cgroupfs_counter_roots(&d->enforcer.cgroupfs, &roots);
-    int rc = sampler_init(&d->sampler, &d->env, counters ? &roots : NULL);
+    struct sampler_scope scope = observe_scope(&d->policy, &d->judge.judge);
+    int rc = sampler_init(&d->sampler, &d->env, counters ? &roots : NULL, &scope);
     d->sampler.directory = &d->directory;
     return rc;
 }
@@ -323,6 +324,7 @@ int daemon_start(struct daemon *d)
 {
     d->started = true;
     d->metrics.start_time = env_realtime(&d->env);
+    rules_judge_init(&d->judge, &d->policy.rules);
     d->connector.fd = -1;
     d->exits.fd = -1;
     /* The lock taken before the fork names the parent, which is gone:
@@ -409,9 +411,10 @@ int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out
     } else {
         policy_diff(&d->policy, &fresh, &out->changes);
         out->summary = policy_changes_text(&d->policy, &fresh, &out->changes);
-        sampler_reclassify(&d->sampler, &fresh);
         struct policy old = d->policy;
-        d->policy = fresh;
+        d->policy = fresh; /* the judge reads d->policy.rules */
+        struct sampler_scope scope = observe_scope(&d->policy, &d->judge.judge);
+        sampler_rescope(&d->sampler, &scope);
         directory_set_policy(&d->directory, &d->policy); /* [exempt] groups, admin_group */
         reload_event(d, "config_reloaded", out->summary, by, NULL);
         cluster_daemon_reloaded(d, &old);
@@ -518,14 +521,14 @@ static void fill_decision_argv(struct daemon *d)
         const struct decision *x = &d->decisions.items[i];
         for (size_t k = 0; k < x->proc_count; k++) {
             if (n == sizeof(idx) / sizeof(idx[0])) {
-                sampler_fill_argv(&d->sampler, &d->policy, &d->snap, idx, n, DECISION_ARGV_WAIT_USEC);
+                sampler_fill_argv(&d->sampler, &d->snap, idx, n, DECISION_ARGV_WAIT_USEC);
                 n = 0;
             }
             idx[n++] = x->procs[k];
         }
     }
     if (n)
-        sampler_fill_argv(&d->sampler, &d->policy, &d->snap, idx, n, DECISION_ARGV_WAIT_USEC);
+        sampler_fill_argv(&d->sampler, &d->snap, idx, n, DECISION_ARGV_WAIT_USEC);
 }
 
 struct actions daemon_actions(struct daemon *d)
@@ -601,7 +604,7 @@ void daemon_tick(struct daemon *d)
     if (d->next_stop && now >= d->next_stop)
         d->next_stop = reap_stops(&a);
     if (now >= d->next_sweep) {
-        sampler_sweep(&d->sampler, &d->policy);
+        sampler_sweep(&d->sampler);
         directory_refresh(&d->directory);
         report_subuids(d);
         report_held_refused(d);
@@ -764,14 +767,14 @@ void daemon_run(struct daemon *d)
         if (ready > 0 && (pfd[PFD_CONNECTOR].revents || pfd[PFD_EXITS].revents)) {
             drain_news(d);
             /* Both asked: each empties its list. */
-            bool forbidden = sampler_forbidden_exec(&d->sampler, &d->policy);
-            if (sampler_arrived_outside(&d->sampler, &d->policy, d->enforcing) || forbidden)
+            bool forbidden = sampler_forbidden_exec(&d->sampler);
+            if (sampler_arrived_outside(&d->sampler, d->enforcing) || forbidden)
                 sample_early(d);
         } else if (drain_waits && env_boottime(&d->env) >= d->next_drain)
             d->next_drain = 0; /* watch the sockets again */
         uint64_t now = env_boottime(&d->env), reader = argv_reader_deadline(&d->sampler.argv);
         if ((ready > 0 && pfd[PFD_ARGV].revents) || (reader && now >= reader))
-            sampler_take_argv(&d->sampler, &d->policy);
+            sampler_take_argv(&d->sampler);
         uint64_t asked = directory_deadline(&d->directory);
         if (((ready > 0 && pfd[PFD_DIRECTORY].revents) || (asked && now >= asked)) &&
             directory_poll(&d->directory)) {
@@ -831,6 +834,7 @@ void daemon_finish(struct daemon *d)
     notice_rate_free(&d->notice_rate);
     persist_free(&d->persist);
     sampler_free(&d->sampler);
+    rules_judge_free(&d->judge);
     free(d->later);
     policy_free(&d->policy);
     if (d->state_lock >= 0)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rules_judge.h"
 #include "cluster/cluster.h"
 #include "control/control_server.h"
 #include "observe/directory.h"
@@ -46,6 +47,7 @@ struct daemon {
     struct policy policy;
     struct engine_state engine;
     struct sampler sampler;
+    struct rules_judge judge; /* what the sampler's processes run, by the rules */
     struct proc_connector connector; /* fd -1 when not listening */
     struct taskstats_listener exits; /* fd -1 when not listening */
     uint64_t next_drain;   /* boottime usec: the connector is read again from then */

@@ -10,6 +10,10 @@
 #include "observe/sampler.h"
 #include "snapshot.h"
 
+/* What the sampler is to look at under policy p: whose processes, how
+ * often; judge says what they run. */
+struct sampler_scope observe_scope(const struct policy *p, struct judge *judge);
+
 /* One sample into snap (cleared first). */
 void observe(struct sampler *s, const struct policy *p, struct snapshot *snap);
 

@@ -11,7 +11,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "classify.h"
 #include "observe/sampler.h"
 #include "units.h"
 #include "util.h"
@@ -71,7 +70,7 @@ static void release_descriptor(struct sampler *s, struct tracked_proc *t)
 static void free_proc(struct sampler *s, struct tracked_proc *t)
 {
     release_descriptor(s, t);
-    programs_put(&s->programs, t->prog);
+    s->scope.judge->put(s->scope.judge, t->prog);
     free(t->foreign_code);
     free(t);
 }
@@ -257,9 +256,9 @@ static void exe_identity(const struct sampler *s, int dirfd, struct program_fact
 }
 
 /* An exempt program that runs code not its own counts like any other. */
-static void classify(struct sampler *s, const struct policy *p, struct tracked_proc *t)
+static void classify(struct sampler *s, struct tracked_proc *t)
 {
-    struct verdict v = classify_process(&p->rules, t->prog, t->comm);
+    struct verdict v = s->scope.judge->verdict(s->scope.judge, t->prog, t->comm);
     t->class = v.class == CLASS_EXEMPT && t->foreign_code ? CLASS_NONE : v.class;
     s->watch_dirty |= t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN;
     t->rule = v.rule ? v.rule->name : NULL;
@@ -267,7 +266,7 @@ static void classify(struct sampler *s, const struct policy *p, struct tracked_p
 }
 
 /* What runs behind dirfd, with the command line a (NULL: not known). */
-static void set_program(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+static void set_program(struct sampler *s, struct tracked_proc *t,
                         int dirfd, const struct argv_answer *a)
 {
     char *exe = read_exe(dirfd);
@@ -280,11 +279,12 @@ static void set_program(struct sampler *s, const struct policy *p, struct tracke
     };
     if (exe)
         exe_identity(s, dirfd, &f);
-    const struct program *prog = programs_get(&s->programs, &p->rules, &f);
-    programs_put(&s->programs, t->prog);
+    struct judge *j = s->scope.judge;
+    const struct program *prog = j->program(j, &f);
+    j->put(j, t->prog);
     t->prog = prog;
     free(exe);
-    classify(s, p, t);
+    classify(s, t);
 }
 
 static bool withheld(const struct sampler *s, uid_t owner)
@@ -314,33 +314,33 @@ static void ask_argv(struct sampler *s, struct tracked_proc *t)
 }
 
 /* Not checked, not taken on trust (until the next sweep). */
-static void distrust(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+static void distrust(struct sampler *s, struct tracked_proc *t,
                      const char *why)
 {
     free(t->foreign_code);
     t->foreign_code = xstrdup(why);
     t->code_known = true;
     t->code_sweep = s->sweeps;
-    classify(s, p, t);
+    classify(s, t);
 }
 
 /* An exempt program that runs: whether it runs only its own code is
  * asked once a sweep.  An owner whose processes stall the reader gets
  * no answers, and one with more exempt programs running than are
  * checked gets no more checks: those are not taken on trust. */
-static void ask_code(struct sampler *s, const struct policy *p, struct tracked_proc *t)
+static void ask_code(struct sampler *s, struct tracked_proc *t)
 {
     bool exempt_by_rule = t->class == CLASS_EXEMPT || t->foreign_code;
     if (!exempt_by_rule || t->cpu <= 0 || t->code_pending ||
         (t->code_known && t->code_sweep == s->sweeps))
         return;
     if (withheld(s, t->owner)) {
-        distrust(s, p, t, "its owner's processes stall the reader of their memory");
+        distrust(s, t, "its owner's processes stall the reader of their memory");
         return;
     }
     uint32_t *checks = checks_by(s, t->owner);
     if (*checks >= CODE_CHECKS_PER_OWNER) {
-        distrust(s, p, t, "more of its owner's exempt programs ran than are checked in a sweep");
+        distrust(s, t, "more of its owner's exempt programs ran than are checked in a sweep");
         return;
     }
     if (argv_reader_request_code(&s->argv, t->pid, t->start_time, t->owner) == 0) {
@@ -353,14 +353,14 @@ static void ask_code(struct sampler *s, const struct policy *p, struct tracked_p
  * executable and name, and again by its command line when that is read.
  * A request already out may answer with the old command line: a new one
  * is asked for all the same, and its answer comes last. */
-static void read_program(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+static void read_program(struct sampler *s, struct tracked_proc *t,
                          int dirfd)
 {
     /* A new program image: whatever was in the old one is gone. */
     free(t->foreign_code);
     t->foreign_code = NULL;
     t->code_known = false;
-    set_program(s, p, t, dirfd, NULL);
+    set_program(s, t, dirfd, NULL);
     t->argv_pending = false;
     ask_argv(s, t);
 }
@@ -391,14 +391,9 @@ static void note_blocked(struct sampler *s, const struct tracked_proc *t)
     memcpy(b->comm, t->comm, sizeof(b->comm));
 }
 
-struct argv_context {
-    struct sampler *s;
-    const struct policy *p;
-};
-
 /* Whether an exempt program runs only its own code came back.  A check
  * that stalled (its owner holds its memory up) does not clear it. */
-static void take_code(struct sampler *s, const struct policy *p, const struct argv_answer *a)
+static void take_code(struct sampler *s, const struct argv_answer *a)
 {
     struct tracked_proc *t = lookup(s, a->pid);
     if (!t || t->start_time != a->start_time || t->ignored || !t->code_pending)
@@ -412,7 +407,7 @@ static void take_code(struct sampler *s, const struct policy *p, const struct ar
                                : NULL;
     t->code_known = true;
     t->code_sweep = s->sweeps;
-    classify(s, p, t);
+    classify(s, t);
 }
 
 /* A read of t's stalled the reader: t is judged without its command
@@ -446,10 +441,9 @@ static void take_fds(struct sampler *s, const struct argv_answer *a)
 
 static void take_argv(const struct argv_answer *a, void *arg)
 {
-    struct argv_context *c = arg;
-    struct sampler *s = c->s;
+    struct sampler *s = arg;
     if (a->kind == ARGV_CODE) {
-        take_code(s, c->p, a);
+        take_code(s, a);
         return;
     }
     if (a->kind == ARGV_SHM_FDS) {
@@ -470,15 +464,14 @@ static void take_argv(const struct argv_answer *a, void *arg)
         return;
     int dirfd = open_proc_dir(s, t->pid);
     if (dirfd >= 0) {
-        set_program(s, c->p, t, dirfd, a);
+        set_program(s, t, dirfd, a);
         close(dirfd);
     }
 }
 
-static void poll_argv(struct sampler *s, const struct policy *p, uint64_t wait_usec)
+static void poll_argv(struct sampler *s, uint64_t wait_usec)
 {
-    struct argv_context c = {s, p};
-    argv_reader_poll(&s->argv, wait_usec, take_argv, &c);
+    argv_reader_poll(&s->argv, wait_usec, take_argv, s);
 }
 
 /* ---- where a process is (per-user counters only) ---- */
@@ -549,7 +542,7 @@ static void update_usage(const struct sampler *s, struct tracked_proc *t,
 /* After an exec (or, without the proc connector, a new name that may be
  * one): a new name and program.  Returns -1 when the pid is gone or now
  * another process's. */
-static int reread_program(struct sampler *s, const struct policy *p, struct tracked_proc *t)
+static int reread_program(struct sampler *s, struct tracked_proc *t)
 {
     struct proc_stat st;
     int dirfd = open_proc_dir(s, t->pid);
@@ -559,13 +552,13 @@ static int reread_program(struct sampler *s, const struct policy *p, struct trac
         return -1;
     }
     memcpy(t->comm, st.comm, sizeof(t->comm));
-    read_program(s, p, t, dirfd);
+    read_program(s, t, dirfd);
     close(dirfd);
     return 0;
 }
 
 /* Read a known process.  Returns -1 when it is gone (the caller forgets it). */
-static int refresh(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+static int refresh(struct sampler *s, struct tracked_proc *t,
                    uint64_t now, uint64_t interval)
 {
     /* A zombie costs nothing: with the connector a new process on its pid
@@ -599,14 +592,14 @@ static int refresh(struct sampler *s, const struct policy *p, struct tracked_pro
          * are checked again.  Without the proc connector a new name may
          * also be an exec, which is not reported otherwise. */
         if (s->events_live)
-            classify(s, p, t);
-        else if (reread_program(s, p, t) < 0)
+            classify(s, t);
+        else if (reread_program(s, t) < 0)
             return -1;
     }
     update_usage(s, t, &st, now, interval, false);
     t->stat_due = false;
     hold_descriptor(s, t);
-    ask_code(s, p, t);
+    ask_code(s, t);
     return 0;
 }
 
@@ -619,7 +612,7 @@ static void remember_new(struct sampler *s, const struct tracked_proc *t)
 }
 
 /* First sight of a pid.  Returns the new entry or NULL (already gone). */
-static struct tracked_proc *discover(struct sampler *s, const struct policy *p, pid_t pid,
+static struct tracked_proc *discover(struct sampler *s, pid_t pid,
                                      uint64_t now, uint64_t interval)
 {
     int dirfd = open_proc_dir(s, pid);
@@ -639,7 +632,7 @@ static struct tracked_proc *discover(struct sampler *s, const struct policy *p, 
     /* root's daemons, kernel threads and system users are never judged:
      * remember them without a descriptor (see still_ignored).  A
      * subordinate uid is judged by its owner's. */
-    t->ignored = t->owner < p->min_uid;
+    t->ignored = t->owner < s->scope.min_uid;
     char buf[STAT_BUF];
     struct proc_stat st;
     ssize_t n = read_stat(s, t, buf);
@@ -653,7 +646,7 @@ static struct tracked_proc *discover(struct sampler *s, const struct policy *p, 
     memcpy(t->comm, st.comm, sizeof(t->comm));
     if (!t->ignored) {
         update_usage(s, t, &st, now, interval, true);
-        read_program(s, p, t, dirfd);
+        read_program(s, t, dirfd);
         if (s->use_counters)
             read_place(s, t, dirfd);
         hold_descriptor(s, t);
@@ -677,35 +670,35 @@ static bool same_owner(const struct sampler *s, const struct tracked_proc *t)
  * moment later (sshd's session child, sudo, su, a daemon's fork-setuid-
  * exec).  Such a switch happens young, so a young ignored process has its
  * uid looked at every sample; older ones wait for the sweep. */
-static bool still_ignored(const struct sampler *s, const struct policy *p,
+static bool still_ignored(const struct sampler *s,
                           const struct tracked_proc *t, uint64_t now)
 {
     uint64_t born = t->start_time * USEC_PER_SEC / (uint64_t)s->hz;
-    return now > born + p->scan_interval || same_owner(s, t);
+    return now > born + s->scope.scan_interval || same_owner(s, t);
 }
 
 /* Make sure pid is tracked and freshly read this generation. */
-static struct tracked_proc *visit(struct sampler *s, const struct policy *p, pid_t pid,
+static struct tracked_proc *visit(struct sampler *s, pid_t pid,
                                   uint64_t now, uint64_t interval)
 {
     struct tracked_proc *t = lookup(s, pid);
     if (t && t->generation == s->generation)
         return t;
     if (t && !t->ignored) {
-        if (refresh(s, p, t, now, interval) == 0) {
+        if (refresh(s, t, now, interval) == 0) {
             t->generation = s->generation;
             return t;
         }
         forget(s, t); /* gone, or its pid now belongs to someone else */
         t = NULL;
     }
-    if (t && still_ignored(s, p, t, now)) {
+    if (t && still_ignored(s, t, now)) {
         t->generation = s->generation;
         return t;
     }
     if (t)
         forget(s, t);
-    return discover(s, p, pid, now, interval);
+    return discover(s, pid, now, interval);
 }
 
 /* ---- processes that ended between samples ---- */
@@ -739,10 +732,10 @@ static bool same_start(const struct sampler *s, const struct tracked_proc *t,
  * processes would pass for a tenth of what it uses.  The kernel's exit
  * record has it all, for processes reaped by their parent and orphans
  * alike. */
-void sampler_note_exit(struct sampler *s, const struct policy *p, const struct ts_exit *e)
+void sampler_note_exit(struct sampler *s, const struct ts_exit *e)
 {
     uid_t owner = subuid_owner(&s->subuids, e->uid);
-    if (owner < p->min_uid)
+    if (owner < s->scope.min_uid)
         return;
     struct tracked_proc *t = lookup(s, e->tgid);
     /* (Before Linux 5.19 a record is one thread's: of a process that was
@@ -971,7 +964,7 @@ void sampler_note_event(struct sampler *s, const struct pc_event *ev)
 
 /* Whether pid runs a forbidden program, by its executable and name, for
  * a person the rules apply to. */
-static bool runs_forbidden(struct sampler *s, const struct policy *p, pid_t pid)
+static bool runs_forbidden(struct sampler *s, pid_t pid)
 {
     int dirfd = open_proc_dir(s, pid);
     if (dirfd < 0)
@@ -985,31 +978,32 @@ static bool runs_forbidden(struct sampler *s, const struct policy *p, pid_t pid)
     if (fd >= 0)
         close(fd);
     if (n > 0 && procfs_parse_stat(buf, (size_t)n, &st) == 0 && fstat(dirfd, &dir_st) == 0 &&
-        subuid_owner(&s->subuids, dir_st.st_uid) >= p->min_uid) {
+        subuid_owner(&s->subuids, dir_st.st_uid) >= s->scope.min_uid) {
         char *exe = read_exe(dirfd);
         struct program_facts f = {.exe = exe};
         if (exe)
             exe_identity(s, dirfd, &f);
-        const struct program *prog = programs_get(&s->programs, &p->rules, &f);
-        forbidden = classify_process(&p->rules, prog, st.comm).class == CLASS_FORBIDDEN;
-        programs_put(&s->programs, prog);
+        struct judge *j = s->scope.judge;
+        const struct program *prog = j->program(j, &f);
+        forbidden = j->verdict(j, prog, st.comm).class == CLASS_FORBIDDEN;
+        j->put(j, prog);
         free(exe);
     }
     close(dirfd);
     return forbidden;
 }
 
-bool sampler_forbidden_exec(struct sampler *s, const struct policy *p)
+bool sampler_forbidden_exec(struct sampler *s)
 {
     bool found = false;
     for (size_t i = 0; i < s->exec_count && !found; i++)
-        found = runs_forbidden(s, p, s->execs[i]);
+        found = runs_forbidden(s, s->execs[i]);
     s->exec_count = 0;
     return found;
 }
 
 /* Whether pid now runs as a person, outside their cgroup. */
-static bool runs_outside(struct sampler *s, const struct policy *p, pid_t pid)
+static bool runs_outside(struct sampler *s, pid_t pid)
 {
     int dirfd = open_proc_dir(s, pid);
     if (dirfd < 0)
@@ -1019,7 +1013,7 @@ static bool runs_outside(struct sampler *s, const struct policy *p, pid_t pid)
     if (fstat(dirfd, &dir_st) == 0) {
         uid_t owner = subuid_owner(&s->subuids, dir_st.st_uid);
         char buf[CGROUP_BUF];
-        int fd = owner >= p->min_uid ? openat(dirfd, "cgroup", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        int fd = owner >= s->scope.min_uid ? openat(dirfd, "cgroup", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
                                      : -1;
         ssize_t n = fd >= 0 ? procfs_pread(fd, buf, sizeof(buf)) : -1;
         if (fd >= 0)
@@ -1030,11 +1024,11 @@ static bool runs_outside(struct sampler *s, const struct policy *p, pid_t pid)
     return outside;
 }
 
-bool sampler_arrived_outside(struct sampler *s, const struct policy *p, bool look)
+bool sampler_arrived_outside(struct sampler *s, bool look)
 {
     bool found = false;
     for (size_t i = 0; look && s->use_counters && i < s->uid_change_count && !found; i++)
-        found = runs_outside(s, p, s->uid_changes[i]);
+        found = runs_outside(s, s->uid_changes[i]);
     s->uid_change_count = 0;
     return found;
 }
@@ -1057,7 +1051,7 @@ void sampler_events_live(struct sampler *s, bool live)
  * handed to the backend), exec'd ones classified again, a uid change
  * looked at, the dead forgotten.  A process born and gone within the
  * interval costs nothing. */
-static void apply_marks(struct sampler *s, const struct policy *p, uint64_t now,
+static void apply_marks(struct sampler *s, uint64_t now,
                         uint64_t interval)
 {
     for (size_t i = 0; i < s->marks.count; i++) {
@@ -1072,8 +1066,8 @@ static void apply_marks(struct sampler *s, const struct policy *p, uint64_t now,
         if (f & MARK_GONE)
             continue;
         if (!t)
-            discover(s, p, pid, now, interval);
-        else if ((f & MARK_EXECED) && !t->ignored && reread_program(s, p, t) < 0)
+            discover(s, pid, now, interval);
+        else if ((f & MARK_EXECED) && !t->ignored && reread_program(s, t) < 0)
             forget(s, t);
     }
     pid_marks_clear(&s->marks);
@@ -1092,7 +1086,7 @@ static void add_procfs_usage(struct sampler *s, struct snapshot *snap, struct ui
  * is reported (apply_marks), so the known ones are read straight from
  * the table: listing /proc cost as much as the reads themselves (about
  * 1 us an entry).  A process gone unreported fails its read. */
-static void read_known(struct sampler *s, const struct policy *p, struct snapshot *snap,
+static void read_known(struct sampler *s, struct snapshot *snap,
                        uint64_t now, uint64_t interval, struct uid_index *ix)
 {
     for (size_t b = 0; b < s->bucket_count; b++) {
@@ -1100,7 +1094,7 @@ static void read_known(struct sampler *s, const struct policy *p, struct snapsho
             next = t->next;
             if (t->ignored || t->generation == s->generation) {
                 t->generation = s->generation;
-            } else if (refresh(s, p, t, now, interval) == 0) {
+            } else if (refresh(s, t, now, interval) == 0) {
                 t->generation = s->generation;
             } else {
                 forget(s, t);
@@ -1117,33 +1111,33 @@ static void read_known(struct sampler *s, const struct policy *p, struct snapsho
  * size (shm_held.h), the last sweep's figures: memory no live process
  * maps any more counts too, for a user with no process left, and so
  * does what only a descriptor holds. */
-static void add_shm_held(const struct sampler *s, const struct policy *p, struct snapshot *snap,
+static void add_shm_held(const struct sampler *s, struct snapshot *snap,
                          struct uid_index *ix)
 {
     const struct shm_usage *u = shm_held_owners(&s->shm);
     for (size_t i = 0; i < u->count; i++) {
         const struct shm_owner *o = &u->owners[i];
         uint64_t held = o->held + o->fds;
-        if (o->uid >= p->min_uid && held >= SHM_HELD_MIN && held > o->mapped)
+        if (o->uid >= s->scope.min_uid && held >= SHM_HELD_MIN && held > o->mapped)
             user_for(ix, snap, o->uid)->memory += held - o->mapped;
     }
 }
 
-static void sample_procfs(struct sampler *s, const struct policy *p, struct snapshot *snap,
+static void sample_procfs(struct sampler *s, struct snapshot *snap,
                           uint64_t now, uint64_t interval, struct uid_index *ix)
 {
-    apply_marks(s, p, now, interval); /* the exec'd, before they are read */
+    apply_marks(s, now, interval); /* the exec'd, before they are read */
     if (s->events_live) {
-        read_known(s, p, snap, now, interval, ix);
+        read_known(s, snap, now, interval, ix);
     } else {
         for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
-            struct tracked_proc *t = visit(s, p, pid, now, interval);
+            struct tracked_proc *t = visit(s, pid, now, interval);
             if (t && !t->ignored)
                 add_procfs_usage(s, snap, ix, t);
         }
         prune(s, s->generation);
     }
-    add_shm_held(s, p, snap, ix);
+    add_shm_held(s, snap, ix);
 }
 
 /* New processes, found by listing /proc without reading known ones: a
@@ -1151,16 +1145,16 @@ static void sample_procfs(struct sampler *s, const struct policy *p, struct snap
  * outside its user's cgroup (cron, a login without PAM) is handed to the
  * backend to move in at once.  Known processes are read only for users
  * worth a look. */
-static void find_new_processes(struct sampler *s, const struct policy *p, uint64_t now,
+static void find_new_processes(struct sampler *s, uint64_t now,
                                uint64_t interval)
 {
     for (pid_t pid = first_pid(s); pid; pid = next_pid(s)) {
         struct tracked_proc *t = lookup(s, pid);
-        if (t && (!t->ignored || still_ignored(s, p, t, now)))
+        if (t && (!t->ignored || still_ignored(s, t, now)))
             continue;
         if (t)
             forget(s, t);
-        t = discover(s, p, pid, now, interval);
+        t = discover(s, pid, now, interval);
         if (t)
             t->generation = s->generation;
     }
@@ -1184,12 +1178,12 @@ void sampler_counters_changed(struct sampler *s)
 }
 
 /* Each user's totals from their cgroup's counters. */
-static void read_counters(struct sampler *s, const struct policy *p, struct snapshot *snap,
+static void read_counters(struct sampler *s, struct snapshot *snap,
                           uint64_t now, uint64_t interval, bool young, struct uid_index *ix)
 {
     for (size_t i = 0; i < s->counters.count; i++) {
         struct user_cgroup *g = &s->counters.groups[i];
-        if (g->uid < p->min_uid)
+        if (g->uid < s->scope.min_uid)
             continue;
         /* A group found for a change since the last sample was made
          * during the last interval: all it used counts, from 0.  One found
@@ -1215,12 +1209,12 @@ static void read_counters(struct sampler *s, const struct policy *p, struct snap
 }
 
 /* Read t in this sample unless it was already: -1 (forgotten) when gone. */
-static int read_once(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+static int read_once(struct sampler *s, struct tracked_proc *t,
                      uint64_t now, uint64_t interval)
 {
     if (t->generation == s->generation)
         return 0;
-    if (refresh(s, p, t, now, interval) < 0) {
+    if (refresh(s, t, now, interval) < 0) {
         forget(s, t);
         return -1;
     }
@@ -1233,7 +1227,7 @@ static int read_once(struct sampler *s, const struct policy *p, struct tracked_p
  * and counts for its owner all the same.  Those once found outside have
  * their place read again every sample: one that keeps leaving is counted
  * wherever it is.  Returns -1 when t is gone (forgotten). */
-static int add_stray(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+static int add_stray(struct sampler *s, struct tracked_proc *t,
                      struct snapshot *snap, uint64_t now, uint64_t interval,
                      struct uid_index *ix)
 {
@@ -1243,7 +1237,7 @@ static int add_stray(struct sampler *s, const struct policy *p, struct tracked_p
         remember_new(s, t); /* the backend puts it back */
     if (!t->outside)
         return 0;
-    if (read_once(s, p, t, now, interval) < 0)
+    if (read_once(s, t, now, interval) < 0)
         return -1;
     struct user_sample *u = user_for(ix, snap, t->owner);
     u->tasks += t->threads;
@@ -1253,11 +1247,11 @@ static int add_stray(struct sampler *s, const struct policy *p, struct tracked_p
 
 /* A process that arrived with memory: its resident size, for its user's
  * arrived_memory.  -1 when it is gone. */
-static int add_arrived(struct sampler *s, const struct policy *p, struct tracked_proc *t,
+static int add_arrived(struct sampler *s, struct tracked_proc *t,
                        struct snapshot *snap, uint64_t now, uint64_t interval,
                        struct uid_index *ix)
 {
-    if (read_once(s, p, t, now, interval) < 0)
+    if (read_once(s, t, now, interval) < 0)
         return -1;
     user_for(ix, snap, t->owner)->arrived_memory += t->rss_pages * (uint64_t)s->page_size;
     return 0;
@@ -1266,7 +1260,7 @@ static int add_arrived(struct sampler *s, const struct policy *p, struct tracked
 /* What the counters do not cover or what is watched on its own, in one
  * pass over the table: strays, and compute and forbidden programs
  * (wherever they run). */
-static void read_watched(struct sampler *s, const struct policy *p, struct snapshot *snap,
+static void read_watched(struct sampler *s, struct snapshot *snap,
                          uint64_t now, uint64_t interval, struct uid_index *ix)
 {
     if (s->watch_dirty)
@@ -1275,11 +1269,11 @@ static void read_watched(struct sampler *s, const struct policy *p, struct snaps
         struct tracked_proc *t = lookup(s, s->watch[i]);
         if (!t || !watched(t))
             continue; /* gone, or no longer one of them: out at the next listing */
-        if ((t->outside || t->suspect) && add_stray(s, p, t, snap, now, interval, ix) < 0)
+        if ((t->outside || t->suspect) && add_stray(s, t, snap, now, interval, ix) < 0)
             continue;
-        if (t->arrived && !t->outside && add_arrived(s, p, t, snap, now, interval, ix) < 0)
+        if (t->arrived && !t->outside && add_arrived(s, t, snap, now, interval, ix) < 0)
             continue;
-        if (t->generation != s->generation && computes(t) && refresh(s, p, t, now, interval) == 0)
+        if (t->generation != s->generation && computes(t) && refresh(s, t, now, interval) == 0)
             t->generation = s->generation;
     }
 }
@@ -1293,30 +1287,30 @@ static void count_arrived(struct snapshot *snap)
 }
 
 /* A user worth a look: their processes in their cgroup are read. */
-static void read_group(struct sampler *s, const struct policy *p, struct user_cgroup *g,
+static void read_group(struct sampler *s, struct user_cgroup *g,
                        uint64_t now, uint64_t interval)
 {
     pid_t *pids;
     size_t n = counters_pids(g, &pids);
     for (size_t k = 0; k < n; k++)
-        visit(s, p, pids[k], now, interval);
+        visit(s, pids[k], now, interval);
     free(pids);
 }
 
-static void sample_counters(struct sampler *s, const struct policy *p, struct snapshot *snap,
+static void sample_counters(struct sampler *s, struct snapshot *snap,
                             uint64_t now, uint64_t interval, struct uid_index *ix)
 {
-    apply_marks(s, p, now, interval);
+    apply_marks(s, now, interval);
     if (!s->events_live)
-        find_new_processes(s, p, now, interval);
+        find_new_processes(s, now, interval);
     /* A first login makes user-UID.slice just before its processes. */
     bool young = s->counters_changed || new_user_without_group(s);
     if (young || s->counters_stale) {
         counters_discover(&s->counters);
         s->counters_stale = s->counters_changed = false;
     }
-    read_counters(s, p, snap, now, interval, young, ix);
-    read_watched(s, p, snap, now, interval, ix);
+    read_counters(s, snap, now, interval, young, ix);
+    read_watched(s, snap, now, interval, ix);
     count_arrived(snap);
 }
 
@@ -1336,7 +1330,7 @@ double sampler_memory_pressure(const char *path)
     return at ? strtod(at + 6, NULL) : -1;
 }
 
-void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *snap)
+void sampler_sample(struct sampler *s, struct snapshot *snap)
 {
     /* The start-up sweep hands every process over at once: an array of
      * that size is not kept for the few that come later. */
@@ -1346,9 +1340,9 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
         s->new_capacity = 0;
     }
     if (s->rescan)
-        sampler_sweep(s, p);
+        sampler_sweep(s);
     uint64_t now = env_boottime(s->env);
-    uint64_t interval = s->last_sample ? now - s->last_sample : p->sample_interval;
+    uint64_t interval = s->last_sample ? now - s->last_sample : s->scope.sample_interval;
     if (interval == 0)
         interval = 1;
     s->last_sample = now;
@@ -1365,17 +1359,17 @@ void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *
     free(ix->slots);
     memset(ix, 0, sizeof(*ix));
     if (s->use_counters)
-        sample_counters(s, p, snap, now, interval, ix);
+        sample_counters(s, snap, now, interval, ix);
     else
-        sample_procfs(s, p, snap, now, interval, ix);
+        sample_procfs(s, snap, now, interval, ix);
     add_exit_credits(s, snap, interval, ix);
     /* The command lines asked for above, so that this sample judges
      * a new program by its argv too. */
-    poll_argv(s, p, ARGV_WAIT_USEC);
+    poll_argv(s, ARGV_WAIT_USEC);
     fill_names(s, snap);
 }
 
-void sampler_look_closer(struct sampler *s, const struct policy *p, struct snapshot *snap)
+void sampler_look_closer(struct sampler *s, struct snapshot *snap)
 {
     /* With counters, only the watched processes were read: the chosen
      * users' are read now.  From /proc, every process was. */
@@ -1384,17 +1378,17 @@ void sampler_look_closer(struct sampler *s, const struct policy *p, struct snaps
                                     ? counters_find(&s->counters, snap->users[i].uid)
                                     : NULL;
         if (g)
-            read_group(s, p, g, s->last_sample, snap->interval);
+            read_group(s, g, s->last_sample, snap->interval);
     }
     add_details(s, snap, &s->index);
 }
 
-void sampler_take_argv(struct sampler *s, const struct policy *p)
+void sampler_take_argv(struct sampler *s)
 {
-    poll_argv(s, p, 0);
+    poll_argv(s, 0);
 }
 
-void sampler_fill_argv(struct sampler *s, const struct policy *p, struct snapshot *snap,
+void sampler_fill_argv(struct sampler *s, struct snapshot *snap,
                        const size_t *idx, size_t n, uint64_t wait_usec)
 {
     size_t asked = 0;
@@ -1410,7 +1404,7 @@ void sampler_fill_argv(struct sampler *s, const struct policy *p, struct snapsho
     if (!asked)
         return;
     s->argv_snap = snap;
-    poll_argv(s, p, wait_usec);
+    poll_argv(s, wait_usec);
     s->argv_snap = NULL;
 }
 
@@ -1606,7 +1600,7 @@ static void mark_stat_due(struct sampler *s)
             t->stat_due = true;
 }
 
-void sampler_sweep(struct sampler *s, const struct policy *p)
+void sampler_sweep(struct sampler *s)
 {
     uint64_t now = env_boottime(s->env);
     s->counters_stale = true;
@@ -1629,7 +1623,7 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
             t = NULL;
         }
         if (!t) {
-            t = discover(s, p, pid, now, p->sample_interval);
+            t = discover(s, pid, now, s->scope.sample_interval);
             if (t)
                 t->swept_inside = t->outside ? 0 : sweep_generation;
             continue;
@@ -1638,7 +1632,7 @@ void sampler_sweep(struct sampler *s, const struct policy *p)
         t->generation = sweep_generation;
         t->stat_due = true;
         if (!t->ignored && look_for_execs && ran_since_sweep(s, t) &&
-            reread_program(s, p, t) < 0)
+            reread_program(s, t) < 0)
             t->generation = 0; /* gone: pruned below */
     }
     if (listing)
@@ -1681,23 +1675,25 @@ void sampler_user_table(const struct sampler *s, uid_t owner, struct proc_table 
     }
 }
 
-/* A new rule set: every program is judged again, by its executable and
- * name now and by its command line when that is read again. */
-void sampler_reclassify(struct sampler *s, const struct policy *p)
+/* A new scope (a reload): every program is judged again, by its
+ * executable and name now and by its command line when that is read
+ * again. */
+void sampler_rescope(struct sampler *s, const struct sampler_scope *scope)
 {
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
-            programs_put(&s->programs, t->prog);
+            s->scope.judge->put(s->scope.judge, t->prog);
             t->prog = NULL;
             t->class = CLASS_NONE;
             t->rule = NULL;
         }
     }
-    programs_free(&s->programs);
+    s->scope = *scope;
+    s->scope.judge->forget_all(s->scope.judge);
     for (size_t b = 0; b < s->bucket_count; b++) {
         for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
             next = t->next;
-            if (!t->ignored && reread_program(s, p, t) < 0)
+            if (!t->ignored && reread_program(s, t) < 0)
                 forget(s, t);
         }
     }
@@ -1721,11 +1717,12 @@ static uint64_t raise_fd_limit(void)
 }
 
 int sampler_init(struct sampler *s, const struct environment *env,
-                 const struct counter_roots *roots)
+                 const struct counter_roots *roots, const struct sampler_scope *scope)
 {
     const char *proc_root = env->proc;
     memset(s, 0, sizeof(*s));
     s->env = env;
+    s->scope = *scope;
     s->pressure_path = xasprintf("%s/pressure/memory", proc_root);
     s->proc_dir = opendir(proc_root);
     if (!s->proc_dir)
@@ -1782,7 +1779,6 @@ void sampler_free(struct sampler *s)
     if (s->proc_dir)
         closedir(s->proc_dir);
     argv_reader_stop(&s->argv);
-    programs_free(&s->programs);
     counters_close(&s->counters);
     subuid_free(&s->subuids);
     free(s->pressure_path);

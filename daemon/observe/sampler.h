@@ -36,11 +36,10 @@
 #include "observe/cgroup_counters.h"
 #include "base/environment.h"
 #include "observe/pidmarks.h"
-#include "policy.h"
 #include "observe/proc_connector.h"
 #include "observe/proc_table.h"
 #include "observe/procfs.h"
-#include "programs.h"
+#include "judge.h"
 #include "snapshot.h"
 #include "observe/shm_fd_walk.h"
 #include "observe/shm_held.h"
@@ -160,8 +159,18 @@ struct uid_index {
     size_t size;
 };
 
+/* What the sampler looks at and how often: not the policy.  The sampler
+ * measures and reports; what a process runs is judged by scope.judge. */
+struct sampler_scope {
+    uid_t min_uid;              /* processes of uids below are never read */
+    uint64_t sample_interval;   /* usec */
+    uint64_t scan_interval;     /* usec: the full sweep */
+    struct judge *judge;        /* the caller's, for as long as the sampler lives */
+};
+
 struct sampler {
     char error[300];            /* why sampler_init failed */
+    struct sampler_scope scope;
     const struct environment *env;  /* the caller's, for as long as the sampler lives */
     char *pressure_path;        /* PROC/pressure/memory */
     DIR *proc_dir;
@@ -187,7 +196,6 @@ struct sampler {
     bool use_counters;
     struct user_counters counters;
     struct directory *directory; /* names and [exempt] groups (the daemon's; NULL: none) */
-    struct program_table programs;
     struct argv_reader argv;
     struct subuid_map subuids;
     bool subuids_loaded;        /* /etc/subuid was read anew (for the daemon to say) */
@@ -241,7 +249,7 @@ struct sampler {
  * else /proc; roots->version 0: /proc only; else the given roots (the
  * cgroupfs backend's, benchmarks, tests).  -1 with s->error saying why. */
 int sampler_init(struct sampler *s, const struct environment *env,
-                 const struct counter_roots *roots);
+                 const struct counter_roots *roots, const struct sampler_scope *scope);
 void sampler_free(struct sampler *s);
 
 /* One sample into snap (cleared first): every user's totals, and the
@@ -250,15 +258,15 @@ void sampler_free(struct sampler *s);
  * sampler_look_closer reads their processes and adds them to snap (all
  * of each such user's, with the class the rules gave each: see
  * observe.h for the whole step). */
-void sampler_sample(struct sampler *s, const struct policy *p, struct snapshot *snap);
-void sampler_look_closer(struct sampler *s, const struct policy *p, struct snapshot *snap);
+void sampler_sample(struct sampler *s, struct snapshot *snap);
+void sampler_look_closer(struct sampler *s, struct snapshot *snap);
 
 /* The node's memory pressure from a PSI file: "some" avg10 in percent,
  * or -1 where the kernel has no PSI. */
 double sampler_memory_pressure(const char *path);
 
 /* The full sweep: re-read every known process's uid, comm, exe and argv. */
-void sampler_sweep(struct sampler *s, const struct policy *p);
+void sampler_sweep(struct sampler *s);
 
 /* Every known process of person owner into out (emptied first): for
  * the effectors, which stop a process's tree or write to a person's
@@ -267,12 +275,12 @@ void sampler_user_table(const struct sampler *s, uid_t owner, struct proc_table 
 
 /* Read the command lines of the snapshot's processes listed in idx (for
  * events and notices), waiting at most wait_usec for them. */
-void sampler_fill_argv(struct sampler *s, const struct policy *p, struct snapshot *snap,
+void sampler_fill_argv(struct sampler *s, struct snapshot *snap,
                        const size_t *idx, size_t n, uint64_t wait_usec);
 
 /* Command lines that came back between samples (the reader's descriptor,
  * argv_reader_fd(&s->argv), polled readable, or its deadline passed). */
-void sampler_take_argv(struct sampler *s, const struct policy *p);
+void sampler_take_argv(struct sampler *s);
 
 /* The backend moved pid into its owner's cgroup. */
 void sampler_adopted(struct sampler *s, pid_t pid);
@@ -304,18 +312,18 @@ void sampler_note_event(struct sampler *s, const struct pc_event *ev);
  * program, so this is a few reads a process): the daemon then samples
  * early, and stops it there.  A rule that needs the command line judges
  * at the sample, which reads it. */
-bool sampler_forbidden_exec(struct sampler *s, const struct policy *p);
+bool sampler_forbidden_exec(struct sampler *s);
 /* Whether a process that changed uid since the last call now runs as a
  * person outside their cgroup (with look; without, the news is only
  * dropped): a job cron, at or systemd-run has just started for them.
  * The daemon then samples early, and moves it there, before it has
  * made much memory that would stay charged where it is. */
-bool sampler_arrived_outside(struct sampler *s, const struct policy *p, bool look);
+bool sampler_arrived_outside(struct sampler *s, bool look);
 /* Events were lost (ENOBUFS): the next sample sweeps all of /proc. */
 void sampler_note_lost(struct sampler *s);
 /* A process ended, with all the CPU it used (taskstats): what of it no
  * sample read counts at the next sample, for its owner. */
-void sampler_note_exit(struct sampler *s, const struct policy *p, const struct ts_exit *e);
+void sampler_note_exit(struct sampler *s, const struct ts_exit *e);
 
 /* A per-user cgroup was made (the cgroupfs backend): count it from the
  * next sample. */
@@ -332,7 +340,8 @@ bool sampler_proc(const struct sampler *s, pid_t pid, uint64_t start_time,
 #define SAMPLER_TOP_MAX 32
 size_t sampler_user_top(const struct sampler *s, uid_t owner, struct proc_sample *out, size_t n);
 
-/* After a reload: classes come from the new rules, names from NSS anew. */
-void sampler_reclassify(struct sampler *s, const struct policy *p);
+/* After a reload: the new scope, and every program judged again (its
+ * judge forgets all it judged: forget_all). */
+void sampler_rescope(struct sampler *s, const struct sampler_scope *scope);
 
 #endif

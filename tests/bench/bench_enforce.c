@@ -86,6 +86,7 @@
 #include "observe/procfs.h"
 #include "safefile.h"
 #include "core/observe.h"
+#include "rules_judge.h"
 #include "observe/sampler.h"
 #include "snapshot.h"
 
@@ -723,7 +724,10 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
     struct counter_roots roots = {.version = 1, .cpu = cpu,
                                   .memory = ctl[C_MEMORY].found ? mem : NULL,
                                   .pids = ctl[C_PIDS].found ? pidsdir : NULL};
-    if (sampler_init(&s, &env, &roots) < 0 || !s.use_counters) {
+    struct rules_judge judge;
+    rules_judge_init(&judge, &pol->rules);
+    struct sampler_scope scope = observe_scope(pol, &judge.judge);
+    if (sampler_init(&s, &env, &roots, &scope) < 0 || !s.use_counters) {
         snprintf(r->why, sizeof(r->why), "sampler_init on %.150s failed", cpu);
         return;
     }
@@ -733,7 +737,7 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
     sampler_events_live(&s, r->connector);
     /* As the daemon starts: a sweep finds every process, then samples. */
     double a = cpu_self_us();
-    sampler_sweep(&s, pol);
+    sampler_sweep(&s);
     observe(&s, pol, &snap);
     r->first_ms = (cpu_self_us() - a) / 1e3;
     r->interval_s = (double)pol->sample_interval / 1e6;
@@ -792,7 +796,7 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
     /* d. the sweep (every scan_interval) and the backend's empty-cgroup
      *    check (enforcer_remove_empty: cgroup.procs of each user, after it) */
     for (int k = 0; k < 3 && !stopping; k++)
-        TIMED_RUN(r->sweep_us, sampler_sweep(&s, pol));
+        TIMED_RUN(r->sweep_us, sampler_sweep(&s));
     for (int k = 0; k < 3 && !stopping; k++) {
         TIMED_RUN(r->empty_us, {
             for (size_t i = 0; i < s.counters.count; i++) {
@@ -814,6 +818,7 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
         proc_connector_close(&pc);
     }
     sampler_free(&s);
+    rules_judge_free(&judge);
     snapshot_free(&snap);
     r->inproc = !stopping;
 }

@@ -63,6 +63,7 @@
 #include "observe/proc_connector.h"
 #include "observe/procfs.h"
 #include "core/observe.h"
+#include "rules_judge.h"
 #include "observe/sampler.h"
 #include "snapshot.h"
 
@@ -380,7 +381,10 @@ static void bench_procfs(struct result *r, const struct policy *pol, const pid_t
     struct environment env;
     environment_host(&env);
     struct counter_roots proc_only = {0};
-    if (sampler_init(&s, &env, &proc_only) < 0) {
+    struct rules_judge judge;
+    rules_judge_init(&judge, &pol->rules);
+    struct sampler_scope scope = observe_scope(pol, &judge.judge);
+    if (sampler_init(&s, &env, &proc_only, &scope) < 0) {
         snprintf(r->why, sizeof(r->why), "sampler_init failed");
         return;
     }
@@ -407,9 +411,10 @@ static void bench_procfs(struct result *r, const struct policy *pol, const pid_t
     }
     /* The full sweep (every scan_interval in the daemon). */
     for (int k = 0; k < 3 && !stopping; k++)
-        TIMED_RUN(r->sweep, sampler_sweep(&s, pol));
+        TIMED_RUN(r->sweep, sampler_sweep(&s));
     r->proc_ok = !stopping;
     sampler_free(&s); /* gives back the held descriptors for the floors */
+    rules_judge_free(&judge);
     snapshot_free(&snap);
     if (!stopping)
         proc_floors(r, pids, r->procs, samples > 5 ? samples / 2 : 3);
@@ -537,7 +542,10 @@ static void bench_counters(struct result *r, const struct policy *pol, const pid
     environment_host(&env);
     struct counter_roots roots = {.version = 1, .cpu = ctl[0].base, .memory = ctl[1].base,
                                   .pids = ctl[2].base};
-    if (sampler_init(&s, &env, &roots) < 0 || !s.use_counters) {
+    struct rules_judge judge;
+    rules_judge_init(&judge, &pol->rules);
+    struct sampler_scope scope = observe_scope(pol, &judge.judge);
+    if (sampler_init(&s, &env, &roots, &scope) < 0 || !s.use_counters) {
         snprintf(r->cnt_why, sizeof(r->cnt_why), "sampler_init with counters failed");
         return;
     }
@@ -560,6 +568,7 @@ static void bench_counters(struct result *r, const struct policy *pol, const pid
     if (!stopping)
         counter_floors(r, &s, samples > 5 ? samples / 2 : 3);
     sampler_free(&s);
+    rules_judge_free(&judge);
     snapshot_free(&snap);
     r->cnt_ok = !stopping;
 }

@@ -3,15 +3,19 @@
  * users the processes run as, and a clock the test moves.  What is
  * asserted is what the sampler reports: per-user totals and the
  * processes of the users worth a closer look.  Needs root (the process
- * directories are given to other uids). */
+ * directories are given to other uids).
+ *
+ * What the processes run is judged by a judge of the test's own (a
+ * program named xmrig is forbidden, /usr/sbin/sshd exempt): the sampler
+ * applies no rules, and this test links none of their code. */
 #include "config.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/environment.h"
-#include "policy.h"
 #include "core/observe.h"
+#include "judge.h"
 #include "observe/sampler.h"
 #include "testutil.h"
 
@@ -30,6 +34,45 @@ static uint64_t fake_realtime(void *clock)
 {
     return 1700000000ULL * 1000000 + ((struct fake_clock *)clock)->boot;
 }
+
+/* The test's judge: every process its own program entry. */
+static const struct rule miner_rule = {.name = "miner", .class = CLASS_FORBIDDEN};
+static const struct rule ssh_rule = {.name = "ssh", .class = CLASS_EXEMPT};
+
+static const struct program *fake_program(struct judge *j, const struct program_facts *f)
+{
+    (void)j;
+    struct program *prog = calloc(1, sizeof(*prog));
+    assert_non_null(prog);
+    prog->exe = f->exe ? strdup(f->exe) : NULL;
+    return prog;
+}
+
+static void fake_put(struct judge *j, const struct program *prog)
+{
+    (void)j;
+    if (prog)
+        free(prog->exe);
+    free((struct program *)prog);
+}
+
+static struct verdict fake_verdict(const struct judge *j, const struct program *prog,
+                                   const char *comm)
+{
+    (void)j;
+    if (strcmp(comm, "xmrig") == 0)
+        return (struct verdict){CLASS_FORBIDDEN, &miner_rule, RULE_PART_COMM};
+    if (prog && prog->exe && strcmp(prog->exe, "/usr/sbin/sshd") == 0)
+        return (struct verdict){CLASS_EXEMPT, &ssh_rule, RULE_PART_EXE};
+    return (struct verdict){CLASS_NONE, NULL, 0};
+}
+
+static void fake_forget_all(struct judge *j)
+{
+    (void)j;
+}
+
+static struct judge fake_judge = {fake_program, fake_put, fake_verdict, fake_forget_all};
 
 struct fixture {
     struct fake_clock clock;
@@ -134,10 +177,7 @@ static int setup(void **state)
     f->env.realtime = fake_realtime;
     f->env.boottime = fake_boottime;
     f->env.clock = &f->clock;
-    policy_init_defaults(&f->policy);
-    f->policy.min_uid = 1000;
     f->policy.violation_cpu = 1.0;  /* users at 0.5 cores and above get a closer look */
-    f->policy.violation_memory = 0;
     *state = f;
     return 0;
 }
@@ -148,7 +188,6 @@ static int teardown(void **state)
     if (!f)
         return 0;
     snapshot_free(&f->snap);
-    policy_free(&f->policy);
     remove_test_dir();
     free(f);
     return 0;
@@ -157,7 +196,13 @@ static int teardown(void **state)
 static void start(struct fixture *f)
 {
     struct counter_roots proc_only = {0};
-    assert_int_equal(sampler_init(&f->sampler, &f->env, &proc_only), 0);
+    struct sampler_scope scope = {
+        .min_uid = 1000,
+        .sample_interval = 2000000,
+        .scan_interval = 30000000,
+        .judge = &fake_judge,
+    };
+    assert_int_equal(sampler_init(&f->sampler, &f->env, &proc_only, &scope), 0);
 }
 
 static void sample_after(struct fixture *f, uint64_t seconds)
@@ -300,25 +345,13 @@ static void test_pid_reused(void **state)
     sampler_free(&f->sampler);
 }
 
-/* What the rules make of the processes: a forbidden program of an idle
+/* What the judge makes of the processes: a forbidden program of an idle
  * user is reported with its rule and the part of the rule that matched;
  * a busy user's exempt programs' usage is known, and only theirs. */
 static void test_classes_and_exempt_usage(void **state)
 {
     SKIP_UNLESS_ROOT(state);
     struct fixture *f = *state;
-    struct errors errs = {0};
-    char rules[256];
-    snprintf(rules, sizeof(rules), "%s/t.rules", test_dir);
-    static const char text[] =
-        "{\"name\": \"miner\", \"class\": \"forbidden\", \"comm\": \"xmrig\"}\n"
-        "{\"name\": \"ssh\", \"class\": \"exempt\", \"exe\": \"/usr/sbin/sshd\"}\n";
-    put(rules, text, strlen(text));
-    rules_load_file(&f->policy.rules, rules, &errs);
-    for (size_t i = 0; i < errs.count; i++)
-        print_error("%s\n", errs.messages[i]);
-    assert_int_equal(errs.count, 0);
-    errors_free(&errs);
     add_proc(f, 4401, 2401, "xmrig", 1, 5);
     add_proc(f, 4402, 2402, "sshd", 1, 30);
     set_exe(f, 4402, "/usr/sbin/sshd");

@@ -1,0 +1,302 @@
+/* The sampler's full sweep: every known process looked at again (uid
+ * changes, execs, strays outside their cgroup, shared memory held), and a
+ * person's processes as the sampler knows them, for the effectors. */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "observe/sampler.h"
+#include "units.h"
+#include "util.h"
+#include "observe/sampler_parts.h"
+
+/* Whether the process ran since the last sweep: only then can it have
+ * executed another program.  Read now, not taken from the last sample:
+ * with per-user counters a quiet user's processes are not read between
+ * sweeps. */
+static bool ran_since_sweep(const struct sampler *s, struct tracked_proc *t)
+{
+    uint64_t activity;
+    if (t->held_fd >= 0 && t->held_is_sched) {
+        if (read_proc_runtime(t, &activity) < 0)
+            return false; /* gone: the next sample forgets it */
+    } else {
+        struct proc_stat st;
+        if (!read_own_stat(s, t, &st))
+            return false;
+        activity = st.utime + st.stime;
+    }
+    bool ran = activity != t->swept_activity;
+    t->swept_activity = activity;
+    return ran;
+}
+
+/* Where every process is, from the user cgroups' own lists: cheaper than
+ * reading each process's cgroup file, and it finds a process that left
+ * while it slept (holding memory outside, say). */
+static void find_strays(struct sampler *s, uint32_t sweep_generation)
+{
+    counters_discover(&s->counters);
+    s->counters_stale = false; /* the next sample need not list them again */
+    for (size_t i = 0; i < s->counters.count; i++) {
+        pid_t *pids;
+        size_t n = counters_pids(&s->counters.groups[i], &pids);
+        for (size_t k = 0; k < n; k++) {
+            struct tracked_proc *t = lookup_proc(s, pids[k]);
+            if (t && t->owner == s->counters.groups[i].uid)
+                t->swept_inside = sweep_generation;
+        }
+        free(pids);
+    }
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+            if (t->ignored)
+                continue;
+            bool left = t->swept_inside != sweep_generation && !t->outside;
+            t->outside = t->swept_inside != sweep_generation;
+            s->watch_dirty |= t->outside;
+            if (left) {
+                t->suspect = true;
+                remember_new_proc(s, t); /* the backend puts it back */
+            }
+        }
+    }
+}
+
+/* An owner's command lines are asked for again once none of their
+ * processes whose read stalled is left. */
+static void rebuild_withheld(struct sampler *s)
+{
+    s->withheld_count = 0;
+    for (size_t b = 0; b < s->bucket_count; b++)
+        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next)
+            if (t->argv_blocked)
+                withhold_owner(s, t->owner);
+}
+
+/* Owners follow /etc/subuid: a changed file starts every process over. */
+static void refresh_owners(struct sampler *s)
+{
+    if (subuid_refresh(&s->subuids, SUBUID_PATH) == 0)
+        return;
+    s->subuids_loaded = true;
+    for (size_t b = 0; b < s->bucket_count; b++)
+        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
+            next = t->next;
+            if (subuid_owner(&s->subuids, t->uid) != t->owner)
+                forget_proc(s, t);
+        }
+}
+
+/* An owner's walk over their descriptors goes on: the next request
+ * (true when it went out), or the figure of a whole walk.  Not for an
+ * owner whose processes stall the reader (withheld): their last figure
+ * stands until none of those is left. */
+static bool ask_fds(struct sampler *s, uid_t owner)
+{
+    struct fd_walk_request q;
+    uint64_t bytes;
+    if (owner_withheld(s, owner))
+        return false;
+    switch (fd_walk_next(&s->fd_walk, owner, &q, &bytes)) {
+    case FD_WALK_ASK:
+        if (argv_reader_request_fds(&s->argv, q.pid, q.start_time, owner, q.from,
+                                    q.budget) != 0)
+            return false;
+        fd_walk_sent(&s->fd_walk, owner);
+        return true;
+    case FD_WALK_DONE:
+        /* Newly worth it: what their processes map is read now, so that
+         * the figure never counts what their resident size shows. */
+        if (shm_held_set_fds(&s->shm, owner, bytes)) {
+            size_t n;
+            const struct fd_walk_proc *procs = fd_walk_procs_of(&s->fd_walk, owner, &n);
+            for (size_t i = 0; i < n && shm_held_worth_reading(&s->shm, owner); i++)
+                shm_held_read_mapped(&s->shm, procs[i].pid, owner);
+        }
+        return false;
+    case FD_WALK_WAIT:
+        return false;
+    }
+    return false;
+}
+
+/* Up to FD_WALK_OUT requests out, the owners taking turns, until a
+ * whole round of them has nothing to ask. */
+void walk_descriptors_on(struct sampler *s)
+{
+    size_t idle = 0;
+    while (s->fd_out < FD_WALK_OUT && idle < s->fd_walk.count) {
+        if (s->fd_turn >= s->fd_walk.count)
+            s->fd_turn = 0;
+        if (ask_fds(s, s->fd_walk.owners[s->fd_turn++].uid)) {
+            s->fd_out++;
+            idle = 0;
+        } else {
+            idle++;
+        }
+    }
+}
+
+/* This sweep's walks over descriptors (shm_fd_walk.h) through the
+ * watched processes (not one whose reads stalled the reader: its owner
+ * is withheld while it lives); their answers come in between samples. */
+static void walk_descriptors(struct sampler *s)
+{
+    struct fd_walk_proc *procs = xreallocarray(NULL, s->proc_count + 1, sizeof(*procs));
+    size_t n = 0;
+    for (size_t b = 0; b < s->bucket_count; b++)
+        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next)
+            if (!t->ignored && !t->zombie && !t->argv_blocked)
+                procs[n++] = (struct fd_walk_proc){t->owner, t->pid, t->start_time};
+    fd_walk_begin(&s->fd_walk, procs, n);
+    free(procs);
+    walk_descriptors_on(s);
+}
+
+/* The /proc path's shared memory (shm_held.h): the walk goes on, and
+ * what each holder's processes map is read again (before the walks over
+ * descriptors go on: see ask_fds). */
+static void read_shm_held(struct sampler *s)
+{
+    shm_held_sweep(&s->shm);
+    for (size_t b = 0; b < s->bucket_count; b++)
+        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next)
+            if (!t->ignored && !t->zombie && shm_held_worth_reading(&s->shm, t->owner))
+                shm_held_read_mapped(&s->shm, t->pid, t->owner);
+}
+
+/* One pass over /proc.  The uid is the owner of /proc/PID (one fstatat,
+ * where libproc2's reap parses /proc/PID/status for the same number).
+ * While the proc connector reports every exec, the sweep need not look
+ * for them; after lost events it does. */
+/* With counters and the proc connector live and nothing lost, every
+ * process that started, changed user or ended has been reported: the
+ * listing of /proc (a fifth of the daemon's CPU at 10,000 processes) is
+ * an audit, at the first sweep and every PROC_AUDIT_SWEEPS-th after.
+ * Events lost (ENOBUFS) make the next sample sweep with a listing. */
+#define PROC_AUDIT_SWEEPS 10
+
+static bool lists_proc(const struct sampler *s, bool look_for_execs)
+{
+    return !s->use_counters || !s->events_live || look_for_execs ||
+           s->sweeps % PROC_AUDIT_SWEEPS == 1;
+}
+
+/* Between audits: every process's stat is read again when it is next
+ * visited (a sleeping process's memory, as a listing would). */
+static void mark_stat_due(struct sampler *s)
+{
+    for (size_t b = 0; b < s->bucket_count; b++)
+        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next)
+            t->stat_due = true;
+}
+
+void sampler_sweep(struct sampler *s)
+{
+    uint64_t now = env_boottime(s->env);
+    s->counters_stale = true;
+    refresh_owners(s);
+    bool look_for_execs = !s->events_live || s->rescan;
+    s->rescan = false;
+    uint32_t sweep_generation = ++s->generation;
+    s->sweeps++;
+    s->checks_by_count = 0;
+    bool listing = lists_proc(s, look_for_execs);
+    if (!listing)
+        mark_stat_due(s);
+    for (pid_t pid = listing ? first_proc_pid(s) : 0; pid; pid = next_proc_pid(s)) {
+        struct tracked_proc *t = lookup_proc(s, pid);
+        /* A root process that became a user's (a late setuid) starts over.
+         * A user's process keeps its user: leaving it takes a setuid
+         * program, whose children are new processes anyway. */
+        if (t && t->ignored && !same_proc_owner(s, t)) {
+            forget_proc(s, t);
+            t = NULL;
+        }
+        if (!t) {
+            t = discover_proc(s, pid, now, s->scope.sample_interval);
+            if (t)
+                t->swept_inside = t->outside ? 0 : sweep_generation;
+            continue;
+        }
+        /* Usage is left to the samples, which time their own readings. */
+        t->generation = sweep_generation;
+        t->stat_due = true;
+        if (!t->ignored && look_for_execs && ran_since_sweep(s, t) &&
+            reread_program(s, t) < 0)
+            t->generation = 0; /* gone: pruned below */
+    }
+    if (listing)
+        prune_procs(s, sweep_generation);
+    if (s->use_counters)
+        find_strays(s, sweep_generation);
+    else
+        read_shm_held(s);
+    rebuild_withheld(s);
+    if (!s->use_counters)
+        walk_descriptors(s);
+}
+
+size_t sampler_take_new(struct sampler *s, const struct new_proc **procs)
+{
+    size_t n = s->new_count;
+    *procs = s->new_procs;
+    s->new_count = 0;
+    return n;
+}
+
+/* ---- a person's processes, for the effectors ---- */
+
+void sampler_user_table(const struct sampler *s, uid_t owner, struct proc_table *out)
+{
+    out->count = 0;
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+            if (t->ignored || t->owner != owner)
+                continue;
+            struct table_proc *p = proc_table_add(out);
+            p->pid = t->pid;
+            p->ppid = t->ppid;
+            p->start_time = t->start_time;
+            p->uid = t->uid;
+            p->class = t->class;
+            memcpy(p->comm, t->comm, sizeof(p->comm));
+            copy_string(p->exe, sizeof(p->exe), t->prog && t->prog->exe ? t->prog->exe : "");
+        }
+    }
+}
+
+/* A new scope (a reload): every program is judged again, by its
+ * executable and name now and by its command line when that is read
+ * again. */
+void sampler_rescope(struct sampler *s, const struct sampler_scope *scope)
+{
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+            s->scope.judge->put(s->scope.judge, t->prog);
+            t->prog = NULL;
+            t->class = CLASS_NONE;
+            t->rule = NULL;
+        }
+    }
+    s->scope = *scope;
+    s->scope.judge->forget_all(s->scope.judge);
+    for (size_t b = 0; b < s->bucket_count; b++) {
+        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
+            next = t->next;
+            if (!t->ignored && reread_program(s, t) < 0)
+                forget_proc(s, t);
+        }
+    }
+}

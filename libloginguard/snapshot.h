@@ -32,6 +32,7 @@ struct proc_sample {
     size_t argv_len;
     size_t argv_total;       /* bytes in the whole command line (>= argv_len) */
     char argv_sha256[65];    /* hex SHA-256 of the whole command line; "" when unknown */
+    bool argv_withheld;      /* not to be read: a read of it, or of its owner's, stalled */
     double cpu;              /* cores, over the last interval */
     uint64_t rss;            /* bytes */
     enum proc_class class;

@@ -103,7 +103,7 @@ char *metrics_text(struct daemon *d, size_t *len)
         .counters = &d->metrics,
         .level_names = levels,
         .level_count = d->policy.level_count,
-        .processes_tracked = d->sampler.proc_count,
+        .processes_tracked = d->sampler.known.count,
         .connector_up = d->connector.fd >= 0,
         .connector_events = d->connector.events,
         .connector_overruns = d->connector.overruns,

@@ -22,6 +22,8 @@
 #include "policy.h"
 #include "policy_diff.h"
 #include "observe/proc_connector.h"
+#include "core/observe.h"
+#include "observe/argv_describe.h"
 #include "observe/sampler.h"
 #include "snapshot.h"
 #include "observe/taskstats.h"
@@ -55,6 +57,8 @@ struct daemon {
     bool early_asked;      /* the next sample comes early for a forbidden exec */
     uint64_t early_due;    /* boottime usec: early samples' bucket (sample_early) */
     struct snapshot snap;
+    struct observe_feedback feedback; /* what a tick did, for the next sample */
+    struct argv_describer describer;  /* command lines for events and notices */
     struct decisions decisions;
     struct event_log events;
     struct enforcer enforcer;

@@ -19,17 +19,9 @@
 #include "util.h"
 #include "observe/sampler_parts.h"
 
-static size_t bucket_of(const struct sampler *s, pid_t pid)
-{
-    return ((size_t)pid * 2654435761u) & (s->bucket_count - 1);
-}
-
 struct tracked_proc *lookup_proc(const struct sampler *s, pid_t pid)
 {
-    for (struct tracked_proc *t = s->buckets[bucket_of(s, pid)]; t; t = t->next)
-        if (t->pid == pid)
-            return t;
-    return NULL;
+    return known_lookup(&s->known, pid);
 }
 
 /* How many descriptors owner's processes hold. */
@@ -69,55 +61,29 @@ void free_proc(struct sampler *s, struct tracked_proc *t)
     free(t);
 }
 
-static void grow_table(struct sampler *s)
-{
-    size_t old_count = s->bucket_count;
-    struct tracked_proc **old = s->buckets;
-    s->bucket_count = old_count ? old_count * 2 : 1024;
-    s->buckets = xcalloc(s->bucket_count, sizeof(*s->buckets));
-    for (size_t i = 0; i < old_count; i++) {
-        for (struct tracked_proc *t = old[i], *next; t; t = next) {
-            next = t->next;
-            size_t b = bucket_of(s, t->pid);
-            t->next = s->buckets[b];
-            s->buckets[b] = t;
-        }
-    }
-    free(old);
-}
-
 void insert_proc(struct sampler *s, struct tracked_proc *t)
 {
-    if (s->proc_count >= s->bucket_count)
-        grow_table(s);
-    size_t b = bucket_of(s, t->pid);
-    t->next = s->buckets[b];
-    s->buckets[b] = t;
-    s->proc_count++;
+    known_insert(&s->known, t);
 }
 
 void forget_proc(struct sampler *s, struct tracked_proc *t)
 {
-    struct tracked_proc **pp = &s->buckets[bucket_of(s, t->pid)];
-    while (*pp != t)
-        pp = &(*pp)->next;
-    *pp = t->next;
-    s->proc_count--;
+    known_remove(&s->known, t);
     free_proc(s, t);
 }
 
 /* Drop every entry not seen in the given generation: those processes are gone. */
 void prune_procs(struct sampler *s, uint32_t generation)
 {
-    for (size_t i = 0; i < s->bucket_count; i++) {
-        struct tracked_proc **pp = &s->buckets[i];
+    for (size_t i = 0; i < s->known.bucket_count; i++) {
+        struct tracked_proc **pp = &s->known.buckets[i];
         while (*pp) {
             struct tracked_proc *t = *pp;
             if (t->generation == generation) {
                 pp = &t->next;
             } else {
                 *pp = t->next;
-                s->proc_count--;
+                s->known.count--;
                 free_proc(s, t);
             }
         }
@@ -171,7 +137,6 @@ int sampler_init(struct sampler *s, const struct environment *env,
     }
     subuid_refresh(&s->subuids, SUBUID_PATH);
     s->subuids_loaded = true;
-    grow_table(s);
     s->held_max = raise_fd_limit();
     s->counters.cpu_root = s->counters.memory_root = s->counters.pids_root = -1;
     if (roots ? roots->version > 0 && counters_open(&s->counters, roots) == 0
@@ -184,13 +149,13 @@ void sampler_free(struct sampler *s)
 {
     shm_held_free(&s->shm);
     fd_walk_free(&s->fd_walk);
-    for (size_t b = 0; b < s->bucket_count; b++) {
-        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
+    for (size_t b = 0; b < s->known.bucket_count; b++) {
+        for (struct tracked_proc *t = s->known.buckets[b], *next; t; t = next) {
             next = t->next;
             free_proc(s, t);
         }
     }
-    free(s->buckets);
+    known_free(&s->known);
     free(s->new_procs);
     free(s->blocked);
     free(s->credits);
@@ -227,8 +192,8 @@ size_t sampler_user_top(const struct sampler *s, uid_t owner, struct proc_sample
     size_t count = 0;
     if (n > SAMPLER_TOP_MAX)
         n = SAMPLER_TOP_MAX;
-    for (size_t b = 0; n && b < s->bucket_count; b++) {
-        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+    for (size_t b = 0; n && b < s->known.bucket_count; b++) {
+        for (const struct tracked_proc *t = s->known.buckets[b]; t; t = t->next) {
             if (t->ignored || t->owner != owner)
                 continue;
             /* Insertion into a short list, highest CPU first. */

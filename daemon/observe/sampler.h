@@ -32,11 +32,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "observe/argv_describe.h"
 #include "observe/argv_reader.h"
 #include "observe/cgroup_counters.h"
 #include "base/environment.h"
 #include "observe/pidmarks.h"
 #include "observe/proc_connector.h"
+#include "observe/known_procs.h"
 #include "observe/proc_table.h"
 #include "observe/procfs.h"
 #include "judge.h"
@@ -72,49 +74,6 @@
  * so its resident size is read each sample (see arrived_memory). */
 #define ARRIVED_MIN (16ULL << 20)
 
-struct tracked_proc {
-    struct tracked_proc *next;  /* hash chain */
-    uint64_t start_time;        /* ticks after boot */
-    uint64_t sched_runtime;     /* ns, from schedstat, when it is the held one */
-    uint64_t swept_activity;    /* run time or ticks at the last sweep */
-    uint64_t ticks;             /* utime + stime when last read */
-    uint64_t read_at;           /* boottime usec of that reading */
-    uint64_t rss_pages;
-    double cpu;                 /* cores over the last interval */
-    char *foreign_code;         /* it does not run only its own code: why, and it is class none */
-    const struct program *prog; /* what it runs (shared); NULL when unreadable */
-    const char *rule;
-    pid_t pid;
-    uid_t uid;                  /* owner of /proc/PID: checked again before a signal */
-    uid_t owner;                /* whom it counts for: uid, or its subuid range's owner */
-    int held_fd;                /* -1 when none is held */
-    uint32_t code_sweep;        /* the sweep it was last checked in */
-    uint32_t threads;
-    pid_t ppid, session;
-    uint32_t generation;        /* last sample that saw it */
-    uint32_t swept_inside;      /* last sweep that found it in its owner's cgroup */
-    char comm[COMM_LEN];
-    /* Small fields last, packed: a node's every process has one of these
-     * (152 bytes, a 160-byte allocation). */
-    enum proc_class class : 8;
-    unsigned rule_parts : 8;    /* RULE_PART_*: what of the rule matched */
-    bool ignored : 1;           /* owner below min_uid: never read again until the sweep */
-    /* One descriptor held per process (see hold_descriptor): stat for a
-     * multi-threaded process, schedstat for a single-threaded one. */
-    bool held_is_sched : 1;
-    bool argv_pending : 1;      /* its command line is asked for */
-    bool argv_blocked : 1;      /* reading it stalled: judged without it, not asked again */
-    bool outside : 1;           /* counters: not in its owner's cgroup, read from /proc */
-    bool suspect : 1;           /* left its owner's cgroup once: its place is read every sample */
-    bool stat_due : 1;          /* read stat at the next sample even if it has not run */
-    bool zombie : 1;            /* ended, not yet reaped: never runs again */
-    bool arrived : 1;           /* moved into its owner's cgroup holding ARRIVED_MIN or more */
-    /* An exempt program's check that it runs only its own code
-     * (code_check.h): asked when it uses CPU, once a sweep. */
-    bool code_pending : 1;
-    bool code_known : 1;
-};
-_Static_assert(sizeof(struct tracked_proc) <= 152, "tracked_proc grew past a 160-byte chunk");
 
 struct sampler_stats {
     uint64_t samples;
@@ -144,14 +103,6 @@ struct exit_credit {
     uint64_t cpu_usec;
 };
 
-/* A process whose command line could not be read in time (its memory
- * stalls a reader: a FUSE-backed argv, say): for the daemon to report. */
-struct blocked_argv {
-    pid_t pid;
-    uid_t owner;
-    char comm[COMM_LEN];
-};
-
 /* Index of each uid's user_sample in the snapshot, open addressing. */
 struct uid_index {
     uid_t *uids;
@@ -179,8 +130,7 @@ struct sampler {
     struct fd_walk fd_walk;     /* /proc path: the part held only through descriptors */
     size_t fd_out;              /* its requests out (FD_WALK_OUT at most)... */
     size_t fd_turn;             /* ...and whose walk asks next */
-    struct tracked_proc **buckets;
-    size_t bucket_count, proc_count;
+    struct known_procs known;   /* every process read, by pid */
     /* Counters: the processes read at every sample whatever their user's
      * counters say (strays, arrived ones, compute and forbidden programs),
      * by pid.  Listed again from every process only when one may have
@@ -201,9 +151,6 @@ struct sampler {
     bool subuids_loaded;        /* /etc/subuid was read anew (for the daemon to say) */
     dev_t mnt_ns_dev;           /* the daemon's mount namespace: a process in */
     ino_t mnt_ns_ino;           /* another one may name paths as it likes */
-    /* Processes of the snapshot being filled in with their command lines
-     * (sampler_fill_argv), while that waits for the answers. */
-    struct snapshot *argv_snap;
     struct blocked_argv *blocked;
     size_t blocked_count, blocked_capacity;
     /* Owners with a process whose command line stalled its reader: their
@@ -268,15 +215,6 @@ double sampler_memory_pressure(const char *path);
 /* The full sweep: re-read every known process's uid, comm, exe and argv. */
 void sampler_sweep(struct sampler *s);
 
-/* Every known process of person owner into out (emptied first): for
- * the effectors, which stop a process's tree or write to a person's
- * terminals from it. */
-void sampler_user_table(const struct sampler *s, uid_t owner, struct proc_table *out);
-
-/* Read the command lines of the snapshot's processes listed in idx (for
- * events and notices), waiting at most wait_usec for them. */
-void sampler_fill_argv(struct sampler *s, struct snapshot *snap,
-                       const size_t *idx, size_t n, uint64_t wait_usec);
 
 /* Command lines that came back between samples (the reader's descriptor,
  * argv_reader_fd(&s->argv), polled readable, or its deadline passed). */
@@ -284,9 +222,13 @@ void sampler_take_argv(struct sampler *s);
 
 /* The backend moved pid into its owner's cgroup. */
 void sampler_adopted(struct sampler *s, pid_t pid);
+/* Another reader (argv_describe.h) stalled on this process's command
+ * line: it is not asked about again, nor its owner's while it lives. */
+void sampler_argv_stalled(struct sampler *s, pid_t pid, uint64_t start_time);
 
 /* Processes whose command line could not be read in time since the last
- * call; the array stays the sampler's. */
+ * call (struct blocked_argv, argv_describe.h); the array stays the
+ * sampler's. */
 size_t sampler_take_blocked(struct sampler *s, const struct blocked_argv **out);
 
 /* User processes first seen since the last call (for the cgroupfs

@@ -159,28 +159,13 @@ void read_program(struct sampler *s, struct tracked_proc *t,
     ask_argv(s, t);
 }
 
-/* A command line came back. */
-static void fill_snapshot_argv(struct snapshot *snap, const struct argv_answer *a)
-{
-    for (size_t i = 0; i < snap->proc_count; i++) {
-        struct proc_sample *ps = &snap->procs[i];
-        if (ps->pid != a->pid || ps->start_time != a->start_time || ps->argv)
-            continue;
-        ps->argv_len = a->len < ARGV_KEEP ? a->len : ARGV_KEEP;
-        ps->argv = xmalloc(ps->argv_len + 1);
-        memcpy(ps->argv, a->argv, ps->argv_len);
-        ps->argv[ps->argv_len] = '\0';
-        ps->argv_total = a->total;
-        copy_string(ps->argv_sha256, sizeof(ps->argv_sha256), a->sha256);
-    }
-}
-
 static void note_blocked(struct sampler *s, const struct tracked_proc *t)
 {
     s->blocked = grow_array(s->blocked, s->blocked_count, &s->blocked_capacity,
                             sizeof(*s->blocked));
     struct blocked_argv *b = &s->blocked[s->blocked_count++];
     b->pid = t->pid;
+    b->start_time = t->start_time;
     b->owner = t->owner;
     memcpy(b->comm, t->comm, sizeof(b->comm));
 }
@@ -218,6 +203,16 @@ void argv_stalled(struct sampler *s, struct tracked_proc *t)
     note_blocked(s, t);
 }
 
+void sampler_argv_stalled(struct sampler *s, pid_t pid, uint64_t start_time)
+{
+    struct tracked_proc *t = lookup_proc(s, pid);
+    if (!t || t->start_time != start_time || t->ignored || t->argv_blocked)
+        return;
+    t->argv_blocked = true; /* the describer has reported it */
+    t->argv_pending = false;
+    withhold_owner(s, t->owner);
+}
+
 /* What a process holds through descriptors came back (shm_fd_walk.h):
  * the walks go on. */
 static void take_fds(struct sampler *s, const struct argv_answer *a)
@@ -242,8 +237,6 @@ static void take_argv(const struct argv_answer *a, void *arg)
         take_fds(s, a);
         return;
     }
-    if (s->argv_snap && a->status == ARGV_OK)
-        fill_snapshot_argv(s->argv_snap, a);
     struct tracked_proc *t = lookup_proc(s, a->pid);
     if (!t || t->start_time != a->start_time || t->ignored)
         return;

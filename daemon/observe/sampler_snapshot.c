@@ -93,7 +93,9 @@ void fill_proc_sample(const struct sampler *s, struct proc_sample *ps,
     ps->exe = t->prog && t->prog->exe ? xstrdup(t->prog->exe) : NULL;
     ps->exe_trusted = t->prog && t->prog->exe_trusted;
     /* The command line itself is read when an event or notice needs it
-     * (sampler_fill_argv); what it is known by is kept. */
+     * (argv_describe.h); what it is known by is kept, and whether it must
+     * not be read. */
+    ps->argv_withheld = t->argv_blocked || owner_withheld(s, t->owner);
     if (t->prog && t->prog->argv_known) {
         ps->argv_total = t->prog->argv_total;
         copy_string(ps->argv_sha256, sizeof(ps->argv_sha256), t->prog->argv_sha256);
@@ -136,8 +138,8 @@ bool proc_watched(const struct tracked_proc *t)
 static void list_watched(struct sampler *s)
 {
     s->watch_count = 0;
-    for (size_t b = 0; b < s->bucket_count; b++) {
-        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+    for (size_t b = 0; b < s->known.bucket_count; b++) {
+        for (struct tracked_proc *t = s->known.buckets[b]; t; t = t->next) {
             if (!proc_watched(t))
                 continue;
             s->watch = grow_array(s->watch, s->watch_count, &s->watch_capacity, sizeof(pid_t));
@@ -169,8 +171,8 @@ static void add_details(struct sampler *s, struct snapshot *snap, const struct u
         }
         return;
     }
-    for (size_t b = 0; b < s->bucket_count; b++) {
-        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+    for (size_t b = 0; b < s->known.bucket_count; b++) {
+        for (struct tracked_proc *t = s->known.buckets[b]; t; t = t->next) {
             if (t->ignored || t->generation != s->generation)
                 continue;
             const struct user_sample *u = find_user(ix, snap, t->owner);
@@ -195,8 +197,8 @@ static void add_procfs_usage(struct sampler *s, struct snapshot *snap, struct ui
 static void read_known(struct sampler *s, struct snapshot *snap,
                        uint64_t now, uint64_t interval, struct uid_index *ix)
 {
-    for (size_t b = 0; b < s->bucket_count; b++) {
-        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
+    for (size_t b = 0; b < s->known.bucket_count; b++) {
+        for (struct tracked_proc *t = s->known.buckets[b], *next; t; t = next) {
             next = t->next;
             if (t->ignored || t->generation == s->generation) {
                 t->generation = s->generation;
@@ -492,26 +494,6 @@ void sampler_look_closer(struct sampler *s, struct snapshot *snap)
 void sampler_take_argv(struct sampler *s)
 {
     poll_argv_answers(s, 0);
-}
-
-void sampler_fill_argv(struct sampler *s, struct snapshot *snap,
-                       const size_t *idx, size_t n, uint64_t wait_usec)
-{
-    size_t asked = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct proc_sample *ps = &snap->procs[idx[i]];
-        const struct tracked_proc *t = lookup_proc(s, ps->pid);
-        if (ps->argv || owner_withheld(s, ps->uid) ||
-            (t && t->start_time == ps->start_time && t->argv_blocked))
-            continue;
-        if (argv_reader_request(&s->argv, ps->pid, ps->start_time, ps->uid) == 0)
-            asked++;
-    }
-    if (!asked)
-        return;
-    s->argv_snap = snap;
-    poll_argv_answers(s, wait_usec);
-    s->argv_snap = NULL;
 }
 
 size_t sampler_take_blocked(struct sampler *s, const struct blocked_argv **out)

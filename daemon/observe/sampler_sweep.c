@@ -58,8 +58,8 @@ static void find_strays(struct sampler *s, uint32_t sweep_generation)
         }
         free(pids);
     }
-    for (size_t b = 0; b < s->bucket_count; b++) {
-        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+    for (size_t b = 0; b < s->known.bucket_count; b++) {
+        for (struct tracked_proc *t = s->known.buckets[b]; t; t = t->next) {
             if (t->ignored)
                 continue;
             bool left = t->swept_inside != sweep_generation && !t->outside;
@@ -78,8 +78,8 @@ static void find_strays(struct sampler *s, uint32_t sweep_generation)
 static void rebuild_withheld(struct sampler *s)
 {
     s->withheld_count = 0;
-    for (size_t b = 0; b < s->bucket_count; b++)
-        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next)
+    for (size_t b = 0; b < s->known.bucket_count; b++)
+        for (const struct tracked_proc *t = s->known.buckets[b]; t; t = t->next)
             if (t->argv_blocked)
                 withhold_owner(s, t->owner);
 }
@@ -90,8 +90,8 @@ static void refresh_owners(struct sampler *s)
     if (subuid_refresh(&s->subuids, SUBUID_PATH) == 0)
         return;
     s->subuids_loaded = true;
-    for (size_t b = 0; b < s->bucket_count; b++)
-        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
+    for (size_t b = 0; b < s->known.bucket_count; b++)
+        for (struct tracked_proc *t = s->known.buckets[b], *next; t; t = next) {
             next = t->next;
             if (subuid_owner(&s->subuids, t->uid) != t->owner)
                 forget_proc(s, t);
@@ -153,10 +153,10 @@ void walk_descriptors_on(struct sampler *s)
  * is withheld while it lives); their answers come in between samples. */
 static void walk_descriptors(struct sampler *s)
 {
-    struct fd_walk_proc *procs = xreallocarray(NULL, s->proc_count + 1, sizeof(*procs));
+    struct fd_walk_proc *procs = xreallocarray(NULL, s->known.count + 1, sizeof(*procs));
     size_t n = 0;
-    for (size_t b = 0; b < s->bucket_count; b++)
-        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next)
+    for (size_t b = 0; b < s->known.bucket_count; b++)
+        for (const struct tracked_proc *t = s->known.buckets[b]; t; t = t->next)
             if (!t->ignored && !t->zombie && !t->argv_blocked)
                 procs[n++] = (struct fd_walk_proc){t->owner, t->pid, t->start_time};
     fd_walk_begin(&s->fd_walk, procs, n);
@@ -170,8 +170,8 @@ static void walk_descriptors(struct sampler *s)
 static void read_shm_held(struct sampler *s)
 {
     shm_held_sweep(&s->shm);
-    for (size_t b = 0; b < s->bucket_count; b++)
-        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next)
+    for (size_t b = 0; b < s->known.bucket_count; b++)
+        for (const struct tracked_proc *t = s->known.buckets[b]; t; t = t->next)
             if (!t->ignored && !t->zombie && shm_held_worth_reading(&s->shm, t->owner))
                 shm_held_read_mapped(&s->shm, t->pid, t->owner);
 }
@@ -197,8 +197,8 @@ static bool lists_proc(const struct sampler *s, bool look_for_execs)
  * visited (a sleeping process's memory, as a listing would). */
 static void mark_stat_due(struct sampler *s)
 {
-    for (size_t b = 0; b < s->bucket_count; b++)
-        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next)
+    for (size_t b = 0; b < s->known.bucket_count; b++)
+        for (struct tracked_proc *t = s->known.buckets[b]; t; t = t->next)
             t->stat_due = true;
 }
 
@@ -256,34 +256,13 @@ size_t sampler_take_new(struct sampler *s, const struct new_proc **procs)
     return n;
 }
 
-/* ---- a person's processes, for the effectors ---- */
-
-void sampler_user_table(const struct sampler *s, uid_t owner, struct proc_table *out)
-{
-    out->count = 0;
-    for (size_t b = 0; b < s->bucket_count; b++) {
-        for (const struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
-            if (t->ignored || t->owner != owner)
-                continue;
-            struct table_proc *p = proc_table_add(out);
-            p->pid = t->pid;
-            p->ppid = t->ppid;
-            p->start_time = t->start_time;
-            p->uid = t->uid;
-            p->class = t->class;
-            memcpy(p->comm, t->comm, sizeof(p->comm));
-            copy_string(p->exe, sizeof(p->exe), t->prog && t->prog->exe ? t->prog->exe : "");
-        }
-    }
-}
-
 /* A new scope (a reload): every program is judged again, by its
  * executable and name now and by its command line when that is read
  * again. */
 void sampler_rescope(struct sampler *s, const struct sampler_scope *scope)
 {
-    for (size_t b = 0; b < s->bucket_count; b++) {
-        for (struct tracked_proc *t = s->buckets[b]; t; t = t->next) {
+    for (size_t b = 0; b < s->known.bucket_count; b++) {
+        for (struct tracked_proc *t = s->known.buckets[b]; t; t = t->next) {
             s->scope.judge->put(s->scope.judge, t->prog);
             t->prog = NULL;
             t->class = CLASS_NONE;
@@ -292,8 +271,8 @@ void sampler_rescope(struct sampler *s, const struct sampler_scope *scope)
     }
     s->scope = *scope;
     s->scope.judge->forget_all(s->scope.judge);
-    for (size_t b = 0; b < s->bucket_count; b++) {
-        for (struct tracked_proc *t = s->buckets[b], *next; t; t = next) {
+    for (size_t b = 0; b < s->known.bucket_count; b++) {
+        for (struct tracked_proc *t = s->known.buckets[b], *next; t; t = next) {
             next = t->next;
             if (!t->ignored && reread_program(s, t) < 0)
                 forget_proc(s, t);

@@ -668,7 +668,7 @@ static void metrics_inprocess(struct load_result *r, const struct sampler *s,
                              .counters = &m, .level_names = levels, .level_count = 3,
                              .users = users, .user_count = snap->user_count,
                              .users_tracked = snap->user_count,
-                             .processes_tracked = s->proc_count, .connector_up = true};
+                             .processes_tracked = s->known.count, .connector_up = true};
     int dirfd = open(BD.tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     char err[600] = "";
     bool ok = dirfd >= 0;
@@ -738,7 +738,7 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
     /* As the daemon starts: a sweep finds every process, then samples. */
     double a = cpu_self_us();
     sampler_sweep(&s);
-    observe(&s, pol, &snap);
+    observe(&s, pol, &snap, NULL);
     r->first_ms = (cpu_self_us() - a) / 1e3;
     r->interval_s = (double)pol->sample_interval / 1e6;
     for (int k = 0; k < samples && !stopping; k++) {
@@ -748,14 +748,14 @@ static void load_inprocess(struct load_result *r, const struct policy *pol, cons
         double c0 = cpu_self_us();
         if (r->connector && proc_connector_drain(&pc, note_event, &s) > 0)
             sampler_note_lost(&s);
-        observe(&s, pol, &snap);
+        observe(&s, pol, &snap, NULL);
         runs_add(&r->sample_us, cpu_self_us() - c0);
         double mine1 = cpu_self_children_us() + cpu_of_list_us(pids, npids);
         load_runs_add(&r->inproc_others, other_load_between(m0, load_mark_now(mine1)));
     }
     metrics_inprocess(r, &s, &snap, samples > 5 ? samples : 5);
     r->groups = s.counters.count;
-    r->tracked = s.proc_count;
+    r->tracked = s.known.count;
     for (size_t i = 0; i < snap.user_count; i++) {
         r->users_seen++;
         r->tasks_seen += snap.users[i].tasks;

@@ -273,7 +273,7 @@ static void sample_series(struct sampler *s, const struct policy *pol, struct sn
         double a = cpu_self_us();
         if (pc && proc_connector_drain(pc, note_event, s) > 0)
             sampler_note_lost(s);
-        observe(s, pol, snap);
+        observe(s, pol, snap, NULL);
         runs_add(out, cpu_self_us() - a);
     }
     load_runs_add(load, other_load_between(m0, load_mark_now(cpu_self_children_us())));
@@ -394,7 +394,7 @@ static void bench_procfs(struct result *r, const struct policy *pol, const pid_t
     r->filtered = r->connector && pc.filtered;
     sampler_events_live(&s, r->connector);
     double a = cpu_self_us();
-    observe(&s, pol, &snap); /* the sweep that going live asks for, then a sample */
+    observe(&s, pol, &snap, NULL); /* the sweep that going live asks for, then a sample */
     r->first_us = cpu_self_us() - a;
     if (r->connector) {
         sample_series(&s, pol, &snap, &pc, samples, &r->proc_live, &r->proc_load);
@@ -554,7 +554,7 @@ static void bench_counters(struct result *r, const struct policy *pol, const pid
     bool live = proc_connector_open(&pc, err, sizeof(err)) == 0;
     sampler_events_live(&s, live);
     double a = cpu_self_us();
-    observe(&s, pol, &snap);
+    observe(&s, pol, &snap, NULL);
     r->cnt_first_us = cpu_self_us() - a;
     if (live) {
         sample_series(&s, pol, &snap, &pc, samples, &r->cnt_live, &r->cnt_load);

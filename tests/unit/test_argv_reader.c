@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "observe/argv_describe.h"
 #include "observe/argv_reader.h"
 #include "observe/procfs.h"
 #include "observe/shm_fds.h"
@@ -387,6 +388,61 @@ static void test_stalled_read_is_given_up(void **state)
     remove_test_dir();
 }
 
+/* The describer (argv_describe.h), which reads the command lines that
+ * events and notices show, on the same trap: process 1's never comes,
+ * process 2's does.  Process 1 is reported stalled once and marked
+ * withheld, and a withheld process is never asked about again. */
+static void test_describer_reports_a_stall_and_describes_the_rest(void **state)
+{
+    (void)state;
+    if (trap.server < 0) {
+        printf("SKIP: needs root, /dev/fuse and helpers/fuse-trap\n");
+        skip();
+    }
+    char err[256];
+    struct argv_describer d;
+    assert_int_equal(argv_describer_start(&d, trap.mount, err, sizeof(err)), 0);
+    d.reader.stall_usec = 5 * USEC_PER_SEC; /* as in test_stalled_read_is_given_up */
+    struct snapshot snap = {0};
+    struct proc_sample *never = snapshot_add_proc(&snap);
+    never->pid = 1, never->start_time = 4242, never->uid = 7;
+    strcpy(never->comm, "fake");
+    struct proc_sample *ok = snapshot_add_proc(&snap);
+    ok->pid = 2, ok->start_time = 4242, ok->uid = 8;
+    size_t both[] = {0, 1};
+    alarm(120); /* the hang guard: the wait below ends when both are answered */
+    argv_describe(&d, &snap, both, 2, 60 * USEC_PER_SEC);
+    alarm(0);
+    never = &snap.procs[0], ok = &snap.procs[1];
+    assert_non_null(ok->argv);
+    assert_int_equal(ok->argv_len, 2);
+    assert_memory_equal(ok->argv, "ok", 2);
+    assert_null(never->argv);
+    assert_true(never->argv_withheld);
+    const struct blocked_argv *b;
+    assert_int_equal(argv_describer_take_stalled(&d, &b), 1);
+    assert_int_equal(b[0].pid, 1);
+    assert_int_equal(b[0].start_time, 4242);
+    assert_int_equal(b[0].owner, 7);
+    assert_string_equal(b[0].comm, "fake");
+    /* Withheld: not asked again (an ask would be a second stall). */
+    uint64_t blocked = d.reader.blocked;
+    argv_describe(&d, &snap, both, 1, 60 * USEC_PER_SEC);
+    assert_int_equal(argv_describer_take_stalled(&d, &b), 0);
+    assert_int_equal(d.reader.blocked, blocked);
+    kill(trap.server, SIGKILL);
+    waitpid(trap.server, NULL, 0);
+    trap.server = -1;
+    umount2(trap.mount, MNT_DETACH);
+    for (int tries = 0; tries < 500 && d.reader.stuck_count; tries++) {
+        argv_reader_poll(&d.reader, 10 * 1000, keep, NULL);
+        usleep(10 * 1000);
+    }
+    argv_describer_stop(&d);
+    snapshot_free(&snap);
+    remove_test_dir();
+}
+
 static int filled_memfd(size_t bytes)
 {
     int fd = memfd_create("lgunit", MFD_CLOEXEC);
@@ -542,6 +598,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_descriptor_on_a_silent_fuse_file_asks_nothing,
                                         start_trap, stop_trap),
         cmocka_unit_test_setup_teardown(test_stalled_read_is_given_up, start_trap, stop_trap),
+        cmocka_unit_test_setup_teardown(test_describer_reports_a_stall_and_describes_the_rest,
+                                        start_trap, stop_trap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -208,7 +208,7 @@ static void start(struct fixture *f)
 static void sample_after(struct fixture *f, uint64_t seconds)
 {
     f->clock.boot += seconds * 1000000;
-    observe(&f->sampler, &f->policy, &f->snap);
+    observe(&f->sampler, &f->policy, &f->snap, NULL);
 }
 
 static const struct proc_sample *find_proc(const struct snapshot *s, pid_t pid)

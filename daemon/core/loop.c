@@ -1,0 +1,171 @@
+/* The daemon's main loop: it waits for the next sample, the kernel's
+ * news, the command-line reader, the user directory, the control socket,
+ * the cluster's link and the notice children, and hands each its turn. */
+#include "config.h"
+
+#include <poll.h>
+#include <signal.h>
+
+#include "core/daemon.h"
+#include "cluster/cluster_daemon.h"
+#include "core/daemon_parts.h"
+#include "notify/notify.h"
+#include "util.h"
+
+static void note_event(const struct pc_event *ev, void *arg)
+{
+    struct daemon *d = arg;
+    d->drained++;
+    sampler_note_event(&d->sampler, ev);
+}
+
+static void note_exit(const struct ts_exit *e, void *arg)
+{
+    struct daemon *d = arg;
+    d->drained++;
+    sampler_note_exit(&d->sampler, e);
+}
+
+/* Between samples the kernel's news (the connector's events, taskstats'
+ * exits) is read as it comes while it comes a little at a time, so that
+ * an exec is judged within milliseconds, yet at most every DRAIN_GAP.
+ * A read that found a busy node's worth (DRAIN_BUSY or more) is followed
+ * by a pause of DRAIN_PERIOD: a node that forks thousands of times a
+ * second wakes the daemon ten times a second, and the sockets' buffers
+ * hold the rest. */
+#define DRAIN_GAP (5 * 1000)
+#define DRAIN_PERIOD (100 * 1000)
+#define DRAIN_BUSY 64
+
+
+static bool listening(const struct daemon *d)
+{
+    return d->connector.fd >= 0 || d->exits.fd >= 0;
+}
+
+void daemon_drain_news(struct daemon *d)
+{
+    d->drained = 0;
+    if (d->exits.fd >= 0)
+        taskstats_drain(&d->exits, note_exit, d);
+    if (d->connector.fd >= 0 && proc_connector_drain(&d->connector, note_event, d) > 0)
+        sampler_note_lost(&d->sampler); /* a full sweep at the next sample */
+    d->next_drain = env_boottime(&d->env) + (d->drained >= DRAIN_BUSY ? DRAIN_PERIOD : DRAIN_GAP);
+}
+
+/* A forbidden program was exec'd: it is judged (and, enforcing,
+ * stopped) in a sample now, not up to an interval later.  Or a job
+ * started outside its user's cgroup (cron): moved there now. */
+static void sample_early(struct daemon *d)
+{
+    uint64_t now = env_boottime(&d->env);
+    uint64_t room = (EARLY_SAMPLE_BURST - 1) * (uint64_t)EARLY_SAMPLE_GAP;
+    uint64_t soonest = d->early_due > now + room ? d->early_due - room : now;
+    if (soonest < d->next_sample)
+        d->next_sample = soonest;
+    d->early_asked = true;
+}
+
+static void earliest(uint64_t *next, uint64_t t)
+{
+    if (t && t < *next)
+        *next = t;
+}
+
+static int wait_timeout_ms(struct daemon *d, bool drain_waits)
+{
+    uint64_t now = env_boottime(&d->env);
+    uint64_t next = d->next_sample < d->next_sweep ? d->next_sample : d->next_sweep;
+    earliest(&next, d->next_stop);
+    /* A command line reader that stalls is replaced at its deadline, and
+     * a notice child that hangs is killed at its own. */
+    earliest(&next, argv_reader_deadline(&d->sampler.argv));
+    earliest(&next, directory_deadline(&d->directory));
+    earliest(&next, notify_deadline(&d->notice_jobs));
+    earliest(&next, control_server_deadline(&d->control));
+    earliest(&next, cluster_daemon_deadline(d));
+    if (drain_waits)
+        earliest(&next, d->next_drain);
+    return next > now ? (int)((next - now + 999) / 1000) : 0;
+}
+
+/* Every descriptor the loop waits on: the kernel's sockets (while
+ * watched), the command line reader, the user directory, the cluster's
+ * link, the control socket and its connections, the notice children. */
+enum {
+    PFD_CONNECTOR, PFD_EXITS, PFD_ARGV, PFD_DIRECTORY, PFD_CLUSTER, PFD_CONTROL,
+    PFD_JOBS = PFD_CONTROL + CONTROL_POLLFDS,
+    PFD_MAX = PFD_JOBS + 2 * NOTICE_JOBS_MAX
+};
+
+static size_t fill_pollfds(struct daemon *d, bool watch, struct pollfd *pfd)
+{
+    pfd[PFD_CONNECTOR] = (struct pollfd){.fd = watch ? d->connector.fd : -1, .events = POLLIN};
+    pfd[PFD_EXITS] = (struct pollfd){.fd = watch ? d->exits.fd : -1, .events = POLLIN};
+    pfd[PFD_ARGV] = (struct pollfd){.fd = argv_reader_fd(&d->sampler.argv), .events = POLLIN};
+    pfd[PFD_DIRECTORY] = (struct pollfd){.fd = directory_fd(&d->directory), .events = POLLIN};
+    cluster_daemon_pollfd(d, &pfd[PFD_CLUSTER]);
+    control_server_pollfds(&d->control, pfd + PFD_CONTROL);
+    return PFD_JOBS + notify_pollfds(&d->notice_jobs, pfd + PFD_JOBS);
+}
+
+void daemon_run(struct daemon *d)
+{
+    sigset_t blocked, waiting;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGTERM);
+    sigaddset(&blocked, SIGINT);
+    sigaddset(&blocked, SIGHUP);
+    sigprocmask(SIG_BLOCK, &blocked, &waiting);
+    sigdelset(&waiting, SIGTERM);
+    sigdelset(&waiting, SIGINT);
+    sigdelset(&waiting, SIGHUP);
+
+    while (!stop_requested) {
+        if (reload_requested) {
+            reload_requested = 0;
+            daemon_reload(d, NULL, NULL);
+        }
+        daemon_tick(d);
+        /* The kernel's sockets are watched only once DRAIN_PERIOD has
+         * passed since they were last read: until then, a timeout does. */
+        bool watch = listening(d) && env_boottime(&d->env) >= d->next_drain;
+        bool drain_waits = listening(d) && !watch;
+        int ms = wait_timeout_ms(d, drain_waits);
+        struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+        struct pollfd pfd[PFD_MAX];
+        size_t n = fill_pollfds(d, watch, pfd);
+        /* Signals are delivered only inside ppoll: no lost wake-up. */
+        /* POLLERR too: an overflow (ENOBUFS) is reported that way. */
+        int ready = ppoll(pfd, n, &ts, &waiting);
+        if (ready > 0 && (pfd[PFD_CONNECTOR].revents || pfd[PFD_EXITS].revents)) {
+            daemon_drain_news(d);
+            /* Both asked: each empties its list. */
+            bool forbidden = sampler_forbidden_exec(&d->sampler);
+            if (sampler_arrived_outside(&d->sampler, d->enforcing) || forbidden)
+                sample_early(d);
+        } else if (drain_waits && env_boottime(&d->env) >= d->next_drain)
+            d->next_drain = 0; /* watch the sockets again */
+        uint64_t now = env_boottime(&d->env), reader = argv_reader_deadline(&d->sampler.argv);
+        if ((ready > 0 && pfd[PFD_ARGV].revents) || (reader && now >= reader))
+            sampler_take_argv(&d->sampler);
+        uint64_t asked = directory_deadline(&d->directory);
+        if (((ready > 0 && pfd[PFD_DIRECTORY].revents) || (asked && now >= asked)) &&
+            directory_poll(&d->directory)) {
+            control_server_retry(&d->control); /* requests that waited for it */
+            /* Users it named for the first time are judged, and their
+             * processes moved, now rather than at the next sample. */
+            if (directory_news(&d->directory))
+                sample_early(d);
+        }
+        if (ready > 0)
+            control_server_handle(&d->control, pfd + PFD_CONTROL, now);
+        control_server_expire(&d->control, now);
+        /* What the link said, what waits for it, and the link itself. */
+        cluster_daemon_handle(d, &pfd[PFD_CLUSTER]);
+        /* Cheap (a waitpid a child): whenever the loop wakes. */
+        struct notifier nt = daemon_notifier(d);
+        notify_check(&nt);
+    }
+    sigprocmask(SIG_UNBLOCK, &blocked, NULL);
+}

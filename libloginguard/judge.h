@@ -24,9 +24,10 @@ struct judge {
     /* The entry for what f describes: a reference, given back with put. */
     const struct program *(*program)(struct judge *j, const struct program_facts *f);
     void (*put)(struct judge *j, const struct program *prog);
-    /* The verdict on prog run under the name comm. */
+    /* The verdict on prog run under the name comm; foreign_code: it
+     * does not run only its own code (code_check.h). */
     struct verdict (*verdict)(const struct judge *j, const struct program *prog,
-                              const char *comm);
+                              const char *comm, bool foreign_code);
     /* Every entry was given back: judge anew from now on (new rules). */
     void (*forget_all)(struct judge *j);
 };

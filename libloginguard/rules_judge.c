@@ -26,10 +26,14 @@ static void judge_put(struct judge *j, const struct program *prog)
     programs_put(&((struct rules_judge *)j)->programs, prog);
 }
 
+/* An exempt program that runs code not its own counts like any other. */
 static struct verdict judge_verdict(const struct judge *j, const struct program *prog,
-                                    const char *comm)
+                                    const char *comm, bool foreign_code)
 {
-    return classify_process(((const struct rules_judge *)j)->rules, prog, comm);
+    struct verdict v = classify_process(((const struct rules_judge *)j)->rules, prog, comm);
+    if (v.class == CLASS_EXEMPT && foreign_code)
+        v.class = CLASS_NONE;
+    return v;
 }
 
 static void judge_forget_all(struct judge *j)

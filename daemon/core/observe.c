@@ -13,6 +13,9 @@ struct sampler_scope observe_scope(const struct policy *p, struct judge *judge)
         .min_uid = p->min_uid,
         .sample_interval = p->sample_interval,
         .scan_interval = p->scan_interval,
+        /* What the engine judges one by one: a compute program's grace,
+         * a forbidden one stopped on sight. */
+        .followed_classes = 1u << CLASS_COMPUTE | 1u << CLASS_FORBIDDEN,
         .judge = judge,
     };
 }

@@ -116,6 +116,9 @@ struct sampler_scope {
     uid_t min_uid;              /* processes of uids below are never read */
     uint64_t sample_interval;   /* usec */
     uint64_t scan_interval;     /* usec: the full sweep */
+    /* Bit 1 << class: processes of these classes are read and reported
+     * at every sample, whoever runs them (compute and forbidden ones). */
+    unsigned followed_classes;
     struct judge *judge;        /* the caller's, for as long as the sampler lives */
 };
 

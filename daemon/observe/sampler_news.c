@@ -139,7 +139,7 @@ static bool runs_forbidden(struct sampler *s, pid_t pid)
             exe_identity(s, dirfd, &f);
         struct judge *j = s->scope.judge;
         const struct program *prog = j->program(j, &f);
-        forbidden = j->verdict(j, prog, st.comm).class == CLASS_FORBIDDEN;
+        forbidden = j->verdict(j, prog, st.comm, false).class == CLASS_FORBIDDEN;
         j->put(j, prog);
         free(exe);
     }

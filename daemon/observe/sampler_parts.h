@@ -54,7 +54,8 @@ void withhold_owner(struct sampler *s, uid_t owner);
 void apply_marks(struct sampler *s, uint64_t now, uint64_t interval);
 /* sampler_snapshot.c */
 void fill_proc_sample(const struct sampler *s, struct proc_sample *ps, const struct tracked_proc *t);
-bool proc_watched(const struct tracked_proc *t);
+bool proc_followed(const struct sampler *s, const struct tracked_proc *t);
+bool proc_watched(const struct sampler *s, const struct tracked_proc *t);
 /* sampler_sweep.c */
 void walk_descriptors_on(struct sampler *s);
 

@@ -49,12 +49,12 @@ void exe_identity(const struct sampler *s, int dirfd, struct program_facts *f)
     f->exe_ino = file.stx_ino;
 }
 
-/* An exempt program that runs code not its own counts like any other. */
 void judge_proc(struct sampler *s, struct tracked_proc *t)
 {
-    struct verdict v = s->scope.judge->verdict(s->scope.judge, t->prog, t->comm);
-    t->class = v.class == CLASS_EXEMPT && t->foreign_code ? CLASS_NONE : v.class;
-    s->watch_dirty |= t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN;
+    struct verdict v = s->scope.judge->verdict(s->scope.judge, t->prog, t->comm,
+                                               t->foreign_code != NULL);
+    t->class = v.class;
+    s->watch_dirty |= proc_followed(s, t);
     t->rule = v.rule ? v.rule->name : NULL;
     t->rule_parts = v.parts;
 }

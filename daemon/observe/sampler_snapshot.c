@@ -125,14 +125,15 @@ static void fill_names(struct sampler *s, struct snapshot *snap)
     }
 }
 
-static bool computes(const struct tracked_proc *t)
+/* Of a class the scope follows at every sample, whoever runs it. */
+bool proc_followed(const struct sampler *s, const struct tracked_proc *t)
 {
-    return t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN;
+    return s->scope.followed_classes & (1u << t->class);
 }
 
-bool proc_watched(const struct tracked_proc *t)
+bool proc_watched(const struct sampler *s, const struct tracked_proc *t)
 {
-    return !t->ignored && (t->outside || t->suspect || t->arrived || computes(t));
+    return !t->ignored && (t->outside || t->suspect || t->arrived || proc_followed(s, t));
 }
 
 static void list_watched(struct sampler *s)
@@ -140,7 +141,7 @@ static void list_watched(struct sampler *s)
     s->watch_count = 0;
     for (size_t b = 0; b < s->known.bucket_count; b++) {
         for (struct tracked_proc *t = s->known.buckets[b]; t; t = t->next) {
-            if (!proc_watched(t))
+            if (!proc_watched(s, t))
                 continue;
             s->watch = grow_array(s->watch, s->watch_count, &s->watch_capacity, sizeof(pid_t));
             s->watch[s->watch_count++] = t->pid;
@@ -166,7 +167,7 @@ static void add_details(struct sampler *s, struct snapshot *snap, const struct u
             list_watched(s);
         for (size_t i = 0; i < s->watch_count; i++) {
             const struct tracked_proc *t = lookup_proc(s, s->watch[i]);
-            if (t && !t->ignored && t->generation == s->generation && computes(t))
+            if (t && !t->ignored && t->generation == s->generation && proc_followed(s, t))
                 add_proc_sample(s, snap, t);
         }
         return;
@@ -176,7 +177,7 @@ static void add_details(struct sampler *s, struct snapshot *snap, const struct u
             if (t->ignored || t->generation != s->generation)
                 continue;
             const struct user_sample *u = find_user(ix, snap, t->owner);
-            if ((u && u->detailed) || t->class == CLASS_COMPUTE || t->class == CLASS_FORBIDDEN)
+            if ((u && u->detailed) || proc_followed(s, t))
                 add_proc_sample(s, snap, t);
         }
     }
@@ -375,13 +376,13 @@ static void read_watched(struct sampler *s, struct snapshot *snap,
         list_watched(s);
     for (size_t i = 0; i < s->watch_count; i++) {
         struct tracked_proc *t = lookup_proc(s, s->watch[i]);
-        if (!t || !proc_watched(t))
+        if (!t || !proc_watched(s, t))
             continue; /* gone, or no longer one of them: out at the next listing */
         if ((t->outside || t->suspect) && add_stray(s, t, snap, now, interval, ix) < 0)
             continue;
         if (t->arrived && !t->outside && add_arrived(s, t, snap, now, interval, ix) < 0)
             continue;
-        if (t->generation != s->generation && computes(t) && refresh_proc(s, t, now, interval) == 0)
+        if (t->generation != s->generation && proc_followed(s, t) && refresh_proc(s, t, now, interval) == 0)
             t->generation = s->generation;
     }
 }

@@ -57,9 +57,9 @@ static void fake_put(struct judge *j, const struct program *prog)
 }
 
 static struct verdict fake_verdict(const struct judge *j, const struct program *prog,
-                                   const char *comm)
+                                   const char *comm, bool foreign_code)
 {
-    (void)j;
+    (void)j, (void)foreign_code;
     if (strcmp(comm, "xmrig") == 0)
         return (struct verdict){CLASS_FORBIDDEN, &miner_rule, RULE_PART_COMM};
     if (prog && prog->exe && strcmp(prog->exe, "/usr/sbin/sshd") == 0)
@@ -198,6 +198,7 @@ static void start(struct fixture *f)
     struct counter_roots proc_only = {0};
     struct sampler_scope scope = {
         .min_uid = 1000,
+        .followed_classes = 1u << CLASS_COMPUTE | 1u << CLASS_FORBIDDEN,
         .sample_interval = 2000000,
         .scan_interval = 30000000,
         .judge = &fake_judge,

@@ -14,7 +14,7 @@
 #include "metrics.h"
 #include "policy.h"
 #include "observe/proc_table.h"
-#include "observe/sampler.h"
+#include "observe/known_procs.h"
 #include "snapshot.h"
 #include "observe/directory.h"
 

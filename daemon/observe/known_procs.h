@@ -60,6 +60,16 @@ struct tracked_proc {
 };
 _Static_assert(sizeof(struct tracked_proc) <= 152, "tracked_proc grew past a 160-byte chunk");
 
+/* A user process first seen (by a sample): for the cgroupfs backend,
+ * which moves it into its user's cgroup. */
+struct new_proc {
+    pid_t pid;
+    uint64_t start_time;
+    uid_t owner;        /* the person whose cgroup it belongs in */
+    enum proc_class class;
+    bool outside;       /* counters: it is not in its owner's cgroup */
+};
+
 struct known_procs {
     struct tracked_proc **buckets;
     size_t bucket_count, count;

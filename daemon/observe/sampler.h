@@ -9,18 +9,21 @@
  * descriptor is /proc/PID/schedstat, cheaper than stat: while its run time
  * stands still the process has not run, so its stat cannot have changed
  * and is not read.
- * Level two: processes, for users above half a violation threshold, and
- * every compute or forbidden process.
+ * Level two: processes, for the users the caller marks worth a closer
+ * look (classify.h decides), and every process of a class the scope
+ * follows (compute, forbidden).
  * Every scan_interval a full sweep looks at every process again: uid
  * changes after setuid, new programs after exec (for those that ran).
  * New processes: where the proc connector reports forks, execs, uid
  * changes and exits (sampler_note_event), each sample looks at just those
  * pids; elsewhere each sample lists /proc for pids it does not know.
  *
- * What a process runs is judged once per program (programs.h), from its
- * real executable and the first ARGV_KEEP bytes of its command line; the
- * command line is read by argv_reader (a read of another process's
- * memory can stall) and not kept.  A process counts for the person who
+ * The sampler applies no policy: what it looks at is its scope (whose
+ * processes, how often), and what a process runs is judged by the scope's
+ * judge (judge.h), once per program, from its real executable and the
+ * first ARGV_KEEP bytes of its command line; the command line is read by
+ * argv_reader (a read of another process's memory can stall) and not
+ * kept.  A process counts for the person who
  * owns it: subordinate uids of a rootless container count for the owner
  * of their /etc/subuid range.  With counters, a process outside its
  * owner's cgroup (cron, at, systemd-run, a delegated subtree) is read
@@ -237,13 +240,6 @@ size_t sampler_take_blocked(struct sampler *s, const struct blocked_argv **out);
 /* User processes first seen since the last call (for the cgroupfs
  * backend, which moves them into their user's cgroup).  The array stays
  * the sampler's. */
-struct new_proc {
-    pid_t pid;
-    uint64_t start_time;
-    uid_t owner;        /* the person whose cgroup it belongs in */
-    enum proc_class class;
-    bool outside;       /* counters: it is not in its owner's cgroup */
-};
 size_t sampler_take_new(struct sampler *s, const struct new_proc **procs);
 
 /* Whether the proc connector feeds sampler_note_event.  Turning it on

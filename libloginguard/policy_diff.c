@@ -232,3 +232,11 @@ void policy_changes_free(struct policy_changes *c)
     free_list(c->rule_files, c->rule_file_count);
     memset(c, 0, sizeof(*c));
 }
+
+void reload_outcome_free(struct reload_outcome *o)
+{
+    errors_free(&o->errors);
+    policy_changes_free(&o->changes);
+    free(o->summary);
+    o->summary = NULL;
+}

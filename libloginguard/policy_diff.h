@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "errors.h"
 #include "policy.h"
 
 struct policy_changes {
@@ -23,5 +24,13 @@ void policy_diff(const struct policy *old, const struct policy *fresh, struct po
 char *policy_changes_text(const struct policy *old, const struct policy *fresh,
                           const struct policy_changes *c);
 void policy_changes_free(struct policy_changes *c);
+/* What a reload came to: the config's errors (the running policy stayed),
+ * or what changed. */
+struct reload_outcome {
+    struct errors errors;
+    struct policy_changes changes;
+    char *summary;          /* policy_changes_text, after a reload that took */
+};
+void reload_outcome_free(struct reload_outcome *o);
 
 #endif

@@ -23,45 +23,45 @@
 /* The user's level while its limits last, in enforce mode: their
  * standing is not normal.  (In observe mode nothing is limited or
  * refused, so nothing is said.) */
-static const struct user_state *at_level(struct daemon *d, uid_t uid, uint64_t now)
+static const struct user_state *at_level(struct control_view *v, uid_t uid, uint64_t now)
 {
-    const struct user_state *us = engine_user(&d->engine, uid, false);
-    return d->enforcing && us && us->level > 0 && us->until > now ? us : NULL;
+    const struct user_state *us = engine_user(v->engine, uid, false);
+    return *v->enforcing && us && us->level > 0 && us->until > now ? us : NULL;
 }
 
-static const char *name_of(struct daemon *d, uid_t uid)
+static const char *name_of(struct control_view *v, uid_t uid)
 {
-    return directory_name_of(&d->directory, uid);
+    return directory_name_of(v->directory, uid);
 }
 
 /* Never limited, so never told about limits or refused: root, system
  * accounts, [exempt] users and groups, a temporary exemption. */
-static bool protected(struct daemon *d, uid_t uid, uint64_t now)
+static bool protected(struct control_view *v, uid_t uid, uint64_t now)
 {
-    struct user_sample u = directory_sample(&d->directory, uid);
-    return engine_user_protected(&d->policy, engine_user(&d->engine, uid, false), &u, now);
+    struct user_sample u = directory_sample(v->directory, uid);
+    return engine_user_protected(v->policy, engine_user(v->engine, uid, false), &u, now);
 }
 
 /* The body of a login notice (standing or login_refused) for uid's
  * level, as a new JSON string; NULL if the template cannot render. */
-static json_t *render_standing(struct daemon *d, const struct user_state *us,
+static json_t *render_standing(struct control_view *v, const struct user_state *us,
                                enum notice_kind kind)
 {
     struct decision x = notice_standing_decision(us);
-    struct notice_facts f = {.policy = &d->policy, .decision = &x, .kind = kind,
-                             .user = name_of(d, us->uid), .host = d->events.host};
-    struct notice_values v;
-    notice_values_build(&v, &f);
+    struct notice_facts f = {.policy = v->policy, .decision = &x, .kind = kind,
+                             .user = name_of(v, us->uid), .host = v->events->host};
+    struct notice_values vals;
+    notice_values_build(&vals, &f);
     struct notice n;
     json_t *text = NULL;
-    if (notice_render(&d->policy.notices, kind, v.fields, v.count, &n) == 0) {
+    if (notice_render(&v->policy->notices, kind, vals.fields, vals.count, &n) == 0) {
         size_t len = strlen(n.body);
         while (len && n.body[len - 1] == '\n')
             len--;
         text = json_from_bytes(n.body, len);
         notice_free(&n);
     }
-    notice_values_free(&v);
+    notice_values_free(&vals);
     return text;
 }
 
@@ -79,15 +79,15 @@ static json_t *banner(const struct policy *p)
 /* The unread notices kept for uid's login, each as "subject\n\nbody",
  * now marked read.  Notices not yet written (a full disk) are written
  * first, so none is left behind. */
-static void add_notices(struct daemon *d, uid_t uid, json_t *messages)
+static void add_notices(struct control_view *v, uid_t uid, json_t *messages)
 {
-    if (d->persist.login.pending)
-        save_pending(d);
+    if (v->persist->login.pending)
+        v->save_pending(v->core);
     json_t *list;
     char err[512];
-    if (login_notices_take(d->policy.state_dir, uid, &list, err, sizeof(err)) < 0) {
-        event_log_write(&d->events, event_daemon("state_error", err, &d->policy, d->events.host,
-                                                 env_realtime(&d->env)));
+    if (login_notices_take(v->policy->state_dir, uid, &list, err, sizeof(err)) < 0) {
+        event_log_write(v->events, event_daemon("state_error", err, v->policy, v->events->host,
+                                                 env_realtime(v->env)));
         return;
     }
     size_t i;
@@ -108,18 +108,18 @@ static void add_notices(struct daemon *d, uid_t uid, json_t *messages)
 /* cgroupfs in enforce mode: the asking process (root's, from
  * SO_PEERCRED) into uid's cgroup before the reply, so that the session
  * it opens is born there. */
-static bool place(struct daemon *d, const struct control_conn *c, uid_t uid)
+static bool place(struct control_view *v, const struct control_conn *c, uid_t uid)
 {
     struct proc_stat st;
     uid_t owner;
-    if (!d->enforcing || c->peer.uid != 0 || c->peer.pid <= 0 ||
-        !procfs_read_process(d->sampler.proc_fd, c->peer.pid, &owner, &st) || owner != 0)
+    if (!*v->enforcing || c->peer.uid != 0 || c->peer.pid <= 0 ||
+        !procfs_read_process(v->sampler->proc_fd, c->peer.pid, &owner, &st) || owner != 0)
         return false;
-    struct actions a = daemon_actions(d);
+    struct actions a = v->actions(v->core);
     bool made = false;
     bool placed = place_session(&a, uid, c->peer.pid, st.start_time, &made);
     if (made)
-        sampler_counters_changed(&d->sampler);
+        v->counters_changed(v->core);
     return placed;
 }
 
@@ -130,24 +130,24 @@ static json_t *standing_fields(json_t *r, const struct user_state *us)
     return r;
 }
 
-json_t *login_session_reply(struct daemon *d, const struct control_conn *c, uid_t uid,
+json_t *login_session_reply(struct control_view *v, const struct control_conn *c, uid_t uid,
                             bool notices)
 {
-    if (!directory_user(&d->directory, uid)->answered)
+    if (!directory_user(v->directory, uid)->answered)
         return NULL; /* whether uid is protected: the directory is asked */
-    uint64_t now = env_realtime(&d->env);
-    bool guarded = !protected(d, uid, now);
-    const struct user_state *us = guarded ? at_level(d, uid, now) : NULL;
+    uint64_t now = env_realtime(v->env);
+    bool guarded = !protected(v, uid, now);
+    const struct user_state *us = guarded ? at_level(v, uid, now) : NULL;
     json_t *messages = json_array();
-    if (notices && d->policy.login_banner && d->policy.login_banner[0])
-        json_array_append_new(messages, banner(&d->policy));
-    json_t *standing = notices && us ? render_standing(d, us, NOTICE_STANDING) : NULL;
+    if (notices && v->policy->login_banner && v->policy->login_banner[0])
+        json_array_append_new(messages, banner(v->policy));
+    json_t *standing = notices && us ? render_standing(v, us, NOTICE_STANDING) : NULL;
     if (standing)
         json_array_append_new(messages, standing);
     if (notices)
-        add_notices(d, uid, messages);
+        add_notices(v, uid, messages);
     json_t *r = standing_fields(control_reply_ok(), us);
-    json_object_set_new(r, "placed", json_boolean(guarded && place(d, c, uid)));
+    json_object_set_new(r, "placed", json_boolean(guarded && place(v, c, uid)));
     json_object_set_new(r, "messages", messages);
     return r;
 }
@@ -156,37 +156,37 @@ json_t *login_session_reply(struct daemon *d, const struct control_conn *c, uid_
  * limits last, and not protected; admin_group members never are (the
  * group is looked up only for someone who would be refused).  -1: the
  * directory has not answered yet. */
-static int refused(struct daemon *d, uid_t uid, int deny_level, uint64_t now,
+static int refused(struct control_view *v, uid_t uid, int deny_level, uint64_t now,
                    const struct user_state **out)
 {
-    const struct user_state *us = deny_level > 0 ? at_level(d, uid, now) : NULL;
+    const struct user_state *us = deny_level > 0 ? at_level(v, uid, now) : NULL;
     *out = NULL;
     if (!us || us->level < deny_level)
         return 0;
-    int admin = directory_user(&d->directory, uid)->answered ? daemon_admin(d, uid) : -1;
+    int admin = directory_user(v->directory, uid)->answered ? v->admin(v->core, uid) : -1;
     if (admin < 0)
         return -1;
-    *out = admin || protected(d, uid, now) ? NULL : us;
+    *out = admin || protected(v, uid, now) ? NULL : us;
     return *out != NULL;
 }
 
-json_t *login_account_reply(struct daemon *d, uid_t uid, int deny_level)
+json_t *login_account_reply(struct control_view *v, uid_t uid, int deny_level)
 {
-    uint64_t now = env_realtime(&d->env);
+    uint64_t now = env_realtime(v->env);
     const struct user_state *us;
-    if (refused(d, uid, deny_level, now, &us) < 0)
+    if (refused(v, uid, deny_level, now, &us) < 0)
         return NULL;
-    json_t *r = standing_fields(control_reply_ok(), at_level(d, uid, now));
+    json_t *r = standing_fields(control_reply_ok(), at_level(v, uid, now));
     json_object_set_new(r, "refuse", json_boolean(us != NULL));
     if (!us)
         return r;
-    json_t *message = render_standing(d, us, NOTICE_LOGIN_REFUSED);
+    json_t *message = render_standing(v, us, NOTICE_LOGIN_REFUSED);
     json_object_set_new(r, "message", message ? message : json_string("loginguard: refused"));
-    json_t *e = event_action("login_refused", uid, name_of(d, uid), mode_name(d->policy.mode),
-                             d->events.host, now);
+    json_t *e = event_action("login_refused", uid, name_of(v, uid), mode_name(v->policy->mode),
+                             v->events->host, now);
     json_object_set_new(e, "level", json_integer(us->level));
     json_object_set_new(e, "until", json_from_time(us->until));
     json_object_set_new(e, "deny_level", json_integer(deny_level));
-    event_log_write(&d->events, e);
+    event_log_write(v->events, e);
     return r;
 }

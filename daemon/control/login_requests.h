@@ -6,7 +6,7 @@
 #include <stdbool.h>
 
 #include "control/control_server.h"
-#include "core/daemon.h"
+#include "control/control_view.h"
 
 /* Both return NULL while the directory has not answered about uid (its
  * [exempt] groups, admin_group): the request waits (control_server.h).
@@ -16,10 +16,10 @@
  * site's banner, the standing while a level's limits last, and the
  * unread login notices, then marked read (none of these when notices is
  * false: PAM_SILENT). */
-json_t *login_session_reply(struct daemon *d, const struct control_conn *c, uid_t uid,
+json_t *login_session_reply(struct control_view *v, const struct control_conn *c, uid_t uid,
                             bool notices);
 /* Whether a login of uid is refused at deny_level (0: never), with the
  * message to show; a refusal is a login_refused event. */
-json_t *login_account_reply(struct daemon *d, uid_t uid, int deny_level);
+json_t *login_account_reply(struct control_view *v, uid_t uid, int deny_level);
 
 #endif

@@ -33,10 +33,10 @@ static json_t *text_or_null(const char *s)
 }
 
 /* The busiest processes as the sampler last read them. */
-static json_t *processes_json(const struct daemon *d, uid_t uid)
+static json_t *processes_json(const struct control_view *v, uid_t uid)
 {
     struct proc_sample top[USER_REPORT_PROCS];
-    size_t n = sampler_user_top(&d->sampler, uid, top, USER_REPORT_PROCS);
+    size_t n = sampler_user_top(v->sampler, uid, top, USER_REPORT_PROCS);
     json_t *a = json_array();
     for (size_t i = 0; i < n; i++) {
         const struct proc_sample *ps = &top[i];
@@ -54,19 +54,19 @@ static json_t *processes_json(const struct daemon *d, uid_t uid)
 
 /* The latest events about the user, their plain fields only (the
  * processes and command lines stay in the log): a reply of a few KiB. */
-static json_t *events_json(const struct daemon *d, uid_t uid)
+static json_t *events_json(const struct control_view *v, uid_t uid)
 {
-    json_t *found = event_tail(d->events.path, uid, NULL, USER_REPORT_EVENTS);
+    json_t *found = event_tail(v->events->path, uid, NULL, USER_REPORT_EVENTS);
     json_t *out = json_array();
     size_t i;
     json_t *e;
     json_array_foreach(found, i, e) {
         json_t *o = json_object();
         const char *key;
-        json_t *v;
-        json_object_foreach(e, key, v) {
-            if (!json_is_object(v) && !json_is_array(v) && strcmp(key, "host") != 0)
-                json_object_set(o, key, v);
+        json_t *value;
+        json_object_foreach(e, key, value) {
+            if (!json_is_object(value) && !json_is_array(value) && strcmp(key, "host") != 0)
+                json_object_set(o, key, value);
         }
         json_array_append_new(out, o);
     }
@@ -74,9 +74,9 @@ static json_t *events_json(const struct daemon *d, uid_t uid)
     return out;
 }
 
-void user_report_add(struct daemon *d, json_t *reply, uid_t uid, uint64_t now)
+void user_report_add(struct control_view *v, json_t *reply, uid_t uid, uint64_t now)
 {
-    json_object_set_new(reply, "history", history_json(&d->history, uid, now));
-    json_object_set_new(reply, "processes", processes_json(d, uid));
-    json_object_set_new(reply, "events", events_json(d, uid));
+    json_object_set_new(reply, "history", history_json(v->history, uid, now));
+    json_object_set_new(reply, "processes", processes_json(v, uid));
+    json_object_set_new(reply, "events", events_json(v, uid));
 }

@@ -7,12 +7,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/daemon.h"
+#include "control/control_view.h"
 
 #define USER_REPORT_PROCS 5
 #define USER_REPORT_EVENTS 5
 
 /* Adds "history", "processes" and "events" to reply (now: realtime usec). */
-void user_report_add(struct daemon *d, json_t *reply, uid_t uid, uint64_t now);
+void user_report_add(struct control_view *v, json_t *reply, uid_t uid, uint64_t now);
 
 #endif

@@ -169,13 +169,90 @@ static void restore_state(struct daemon *d)
         daemon_log_event(d, "state_error", err);
 }
 
+/* What the control socket's answers may do that only the core can. */
+static int view_admin(void *core, uid_t uid)
+{
+    return daemon_admin(core, uid);
+}
+
+static int view_reload(void *core, const json_t *by, struct reload_outcome *out)
+{
+    return daemon_reload(core, by, out);
+}
+
+static struct actions view_actions(void *core)
+{
+    return daemon_actions(core);
+}
+
+static void view_save(void *core)
+{
+    save_state(core);
+}
+
+static void view_save_pending(void *core)
+{
+    save_pending(core);
+}
+
+static void view_counters_changed(void *core)
+{
+    ((struct daemon *)core)->feedback.counters_changed = true;
+}
+
+static json_t *view_metrics(void *core)
+{
+    return metrics_reply(core);
+}
+
+static json_t *view_cluster_status(void *core)
+{
+    return cluster_daemon_status(core);
+}
+
+static void view_cluster_change(void *core, enum standing_change_kind kind, uid_t uid,
+                                const char *by)
+{
+    cluster_daemon_change(core, kind, uid, by);
+}
+
+/* The control socket's view of the daemon (control/control_view.h). */
+static void build_control_view(struct daemon *d)
+{
+    d->control_view = (struct control_view){
+        .env = &d->env,
+        .policy = &d->policy,
+        .config_path = d->opt.config_path,
+        .engine = &d->engine,
+        .snap = &d->snap,
+        .sampler = &d->sampler,
+        .directory = &d->directory,
+        .events = &d->events,
+        .history = &d->history,
+        .persist = &d->persist,
+        .enforcing = &d->enforcing,
+        .enforcer = &d->enforcer,
+        .core = d,
+        .admin = view_admin,
+        .reload = view_reload,
+        .actions = view_actions,
+        .save = view_save,
+        .save_pending = view_save_pending,
+        .counters_changed = view_counters_changed,
+        .metrics = view_metrics,
+        .cluster_status = view_cluster_status,
+        .cluster_change = view_cluster_change,
+    };
+}
+
 /* loginguardctl's socket.  Without it the daemon still guards the node:
  * the reason is said and logged, and the daemon goes on. */
 static void open_control(struct daemon *d)
 {
     char err[600];
-    if (control_server_open(&d->control, d->policy.control_socket, control_request, d, err,
-                            sizeof(err)) == 0)
+    build_control_view(d);
+    if (control_server_open(&d->control, d->policy.control_socket, control_request,
+                            &d->control_view, err, sizeof(err)) == 0)
         return;
     char msg[700];
     snprintf(msg, sizeof(msg), "control socket: %s; loginguardctl cannot reach this daemon", err);
@@ -303,7 +380,7 @@ int daemon_start(struct daemon *d)
     snprintf(msg, sizeof(msg),
              "%s mode, %zu rules, %zu levels, %s sampling, new processes %s%s%s%s",
              mode_name(d->policy.mode), d->policy.rules.count, d->policy.level_count,
-             d->sampler.use_counters ? "per-user cgroup" : "/proc",
+             d->sampler.use_counters ? "per-user cgroup" : d->env.proc,
              d->sampler.events_live ? "from the proc connector" : "by listing /proc",
              d->enforcing ? ", backend " : "",
              d->enforcing ? backend_name(d->enforcer.backend) : "",
@@ -388,14 +465,6 @@ int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out
     if (out == &none)
         reload_outcome_free(out);
     return rc;
-}
-
-void reload_outcome_free(struct reload_outcome *o)
-{
-    errors_free(&o->errors);
-    policy_changes_free(&o->changes);
-    free(o->summary);
-    o->summary = NULL;
 }
 
 struct actions daemon_actions(struct daemon *d)

@@ -9,6 +9,7 @@
 #include "rules_judge.h"
 #include "cluster/cluster.h"
 #include "control/control_server.h"
+#include "control/control_view.h"
 #include "observe/directory.h"
 #include "enforce/enforcer.h"
 #include "engine.h"
@@ -66,6 +67,7 @@ struct daemon {
     struct notice_jobs notice_jobs;  /* desktop and mail children under way */
     struct persist persist;  /* the state files, and what waits to be written */
     struct control_server control; /* loginguardctl's socket; fd -1 when not listening */
+    struct control_view control_view; /* what its answers are given of the daemon */
     struct directory directory;    /* who a uid is, from NSS, off the loop */
     struct history history;  /* each active user's last hour, for loginguardctl user */
     struct metrics metrics;  /* counts for loginguardctl metrics and metrics_file */
@@ -94,13 +96,6 @@ int daemon_admin(struct daemon *d, uid_t uid);
 int daemon_lock_state(struct daemon *d);
 int daemon_start(struct daemon *d);
 void daemon_run(struct daemon *d);
-/* What a reload came to: the config's errors (the running policy stayed),
- * or what changed. */
-struct reload_outcome {
-    struct errors errors;
-    struct policy_changes changes;
-    char *summary;          /* policy_changes_text, after a reload that took */
-};
 
 /* Load the config again and swap it in (SIGHUP, loginguardctl reload);
  * always reopen the event log.  by: fields naming who asked, added to the
@@ -108,7 +103,6 @@ struct reload_outcome {
  * gets the outcome, freed with reload_outcome_free.  Returns 0, or -1
  * when the config has errors and the running policy stays. */
 int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out);
-void reload_outcome_free(struct reload_outcome *o);
 void daemon_finish(struct daemon *d);
 /* --release: lift every user's limits that the configured backend finds
  * and exit; 0, or 1 if some could not be lifted or the backend opened. */

@@ -16,7 +16,7 @@
 #include "control/control_requests.h"
 #include "core/daemon.h"
 #include "core/daemon_parts.h"
-#include "core/instance_lock.h"
+#include "base/instance_lock.h"
 #include "control/metrics_collect.h"
 #include "notify/notify.h"
 #include "core/observe.h"

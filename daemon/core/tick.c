@@ -232,7 +232,7 @@ void daemon_tick(struct daemon *d)
         event_log_write(&d->events, event_from_decision(&d->policy, x, &d->snap, name,
                                                         d->events.host, d->snap.now,
                                                         d->enforcing));
-        known_user_table(obs.known, x->uid, &procs[i]);
+        proc_table_fill(&procs[i], obs.known, x->uid);
         if (d->enforcing)
             act_on_decision(&a, x, &d->snap, &procs[i]);
     }

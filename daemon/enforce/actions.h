@@ -13,7 +13,7 @@
 #include "record/events.h"
 #include "metrics.h"
 #include "policy.h"
-#include "observe/proc_table.h"
+#include "enforce/proc_table.h"
 #include "observe/known_procs.h"
 #include "snapshot.h"
 #include "observe/directory.h"

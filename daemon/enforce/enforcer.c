@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "enforce/enforcer.h"
-#include "core/instance_lock.h"
+#include "base/instance_lock.h"
 #include "base/pidfd.h"
 #include "util.h"
 

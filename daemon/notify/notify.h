@@ -15,7 +15,7 @@
 #include "notify/notice_rate.h"
 #include "record/persist.h"
 #include "policy.h"
-#include "observe/proc_table.h"
+#include "enforce/proc_table.h"
 #include "snapshot.h"
 #include "observe/directory.h"
 

@@ -59,23 +59,6 @@ void known_remove(struct known_procs *k, struct tracked_proc *t)
     k->count--;
 }
 
-void known_user_table(const struct known_procs *k, uid_t owner, struct proc_table *out)
-{
-    out->count = 0;
-    KNOWN_FOR_EACH(k, t) {
-        if (t->ignored || t->owner != owner)
-            continue;
-        struct table_proc *p = proc_table_add(out);
-        p->pid = t->pid;
-        p->ppid = t->ppid;
-        p->start_time = t->start_time;
-        p->uid = t->uid;
-        p->class = t->class;
-        memcpy(p->comm, t->comm, sizeof(p->comm));
-        copy_string(p->exe, sizeof(p->exe), t->prog && t->prog->exe ? t->prog->exe : "");
-    }
-}
-
 void known_free(struct known_procs *k)
 {
     free(k->buckets);

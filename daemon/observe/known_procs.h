@@ -1,7 +1,7 @@
 /* The processes the sampler knows, keyed by pid, as it last read them.
  * The sampler fills the table; the tick hands it forward, read-only, to
- * what comes after the engine (struct observation): stopping a process
- * tree or writing to a person's terminals reads it here, without asking
+ * what comes after the engine (struct observation): a person's processes
+ * for the effectors are read from it (proc_table_fill), without asking
  * the sampler anything. */
 #ifndef LOGINGUARD_KNOWN_PROCS_H
 #define LOGINGUARD_KNOWN_PROCS_H
@@ -12,7 +12,6 @@
 #include <sys/types.h>
 
 #include "observe/procfs.h"
-#include "observe/proc_table.h"
 #include "programs.h"
 #include "snapshot.h"
 
@@ -81,10 +80,6 @@ struct tracked_proc *known_lookup(const struct known_procs *k, pid_t pid);
 void known_insert(struct known_procs *k, struct tracked_proc *t);
 /* t out of the table (the caller frees it). */
 void known_remove(struct known_procs *k, struct tracked_proc *t);
-/* Every known process of person owner into out (emptied first): for
- * the effectors, which stop a process's tree or write to a person's
- * terminals from it. */
-void known_user_table(const struct known_procs *k, uid_t owner, struct proc_table *out);
 void known_free(struct known_procs *k);
 
 /* Every entry t of the table (the body may not remove t). */

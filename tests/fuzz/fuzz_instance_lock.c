@@ -4,7 +4,7 @@
 #include <sys/sysmacros.h>
 
 #include "fuzz.h"
-#include "core/instance_lock.h"
+#include "base/instance_lock.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,7 +2,7 @@
 
 #include <sys/sysmacros.h>
 
-#include "core/instance_lock.h"
+#include "base/instance_lock.h"
 #include "testutil.h"
 
 /* The holder of an flock, as /proc/locks lists it. */

@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "observe/proc_table.h"
+#include "enforce/proc_table.h"
 #include "testutil.h"
 
 static void add(struct proc_table *t, pid_t pid, pid_t ppid, enum proc_class class)

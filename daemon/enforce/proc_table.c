@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "observe/proc_table.h"
+#include "enforce/proc_table.h"
 #include "util.h"
 
 struct table_proc *proc_table_add(struct proc_table *t)
@@ -100,4 +100,21 @@ size_t proc_table_pids(const struct proc_table *t, pid_t **out)
     for (size_t i = 0; i < t->count; i++)
         (*out)[i] = t->procs[i].pid;
     return t->count;
+}
+
+void proc_table_fill(struct proc_table *out, const struct known_procs *k, uid_t owner)
+{
+    out->count = 0;
+    KNOWN_FOR_EACH(k, t) {
+        if (t->ignored || t->owner != owner)
+            continue;
+        struct table_proc *p = proc_table_add(out);
+        p->pid = t->pid;
+        p->ppid = t->ppid;
+        p->start_time = t->start_time;
+        p->uid = t->uid;
+        p->class = t->class;
+        memcpy(p->comm, t->comm, sizeof(p->comm));
+        copy_string(p->exe, sizeof(p->exe), t->prog && t->prog->exe ? t->prog->exe : "");
+    }
 }

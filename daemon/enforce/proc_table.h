@@ -1,6 +1,7 @@
 /* A person's processes as the sampler last read them: what the effectors
  * are given (the tree of a process to stop, the terminals to write a
- * notice to), so that they never reach into the sampler. */
+ * notice to), filled from the table the tick hands forward
+ * (observe/known_procs.h), so that they never reach into the sampler. */
 #ifndef LOGINGUARD_PROC_TABLE_H
 #define LOGINGUARD_PROC_TABLE_H
 
@@ -11,6 +12,7 @@
 #include "rules.h"
 #include "snapshot.h"
 #include "enforce/stopper.h"
+#include "observe/known_procs.h"
 
 struct table_proc {
     pid_t pid, ppid;
@@ -27,6 +29,8 @@ struct proc_table {
 };
 
 struct table_proc *proc_table_add(struct proc_table *t);
+/* Every known process of person owner into out (emptied first). */
+void proc_table_fill(struct proc_table *out, const struct known_procs *k, uid_t owner);
 void proc_table_free(struct proc_table *t);
 
 /* The process pid and its descendants in t, as stop targets: never

@@ -11,7 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "core/instance_lock.h"
+#include "base/instance_lock.h"
 
 /* A line of /proc/locks:
  *   "12: FLOCK  ADVISORY  WRITE 4242 00:1f:12345 0 EOF"

@@ -518,6 +518,38 @@ static int request_send(int fd, struct request *q)
                : -1;
 }
 
+struct answer {
+    uint32_t seq;
+    uint16_t want;
+    unsigned char *ans;
+    size_t cap, *ans_len;
+};
+
+static int judge_answer(const unsigned char *buf, size_t n, uint32_t sender, void *arg)
+{
+    struct answer *w = arg;
+    struct nlmsghdr nh;
+    if (n < sizeof(nh) || sender != 0)
+        return -1;
+    memcpy(&nh, buf, sizeof(nh));
+    if (nh.nlmsg_seq != w->seq || nh.nlmsg_len < NLMSG_HDRLEN || nh.nlmsg_len > n)
+        return -1;
+    size_t body = nh.nlmsg_len - NLMSG_HDRLEN;
+    if (nh.nlmsg_type == NLMSG_ERROR) {
+        struct nlmsgerr e;
+        if (body < sizeof(e.error))
+            return -1;
+        memcpy(&e.error, buf + NLMSG_HDRLEN, sizeof(e.error));
+        if (e.error != 0 || w->want == NLMSG_ERROR)
+            return -e.error;
+    } else if (nh.nlmsg_type == w->want) {
+        *w->ans_len = body < w->cap ? body : w->cap;
+        memcpy(w->ans, buf + NLMSG_HDRLEN, *w->ans_len);
+        return 0;
+    }
+    return -1;
+}
+
 /* The kernel's answer to request seq: a message of type want (its
  * payload copied to ans, *ans_len bytes), or its error.  Returns 0, the
  * kernel's error (an errno), or ETIMEDOUT.  Other datagrams (exit
@@ -526,42 +558,8 @@ static int request_send(int fd, struct request *q)
 static int wait_answer(int fd, uint32_t seq, uint16_t want, unsigned char *ans, size_t cap,
                        size_t *ans_len)
 {
-    static const int timeout_ms = 2000;
-    struct pollfd pfd = {.fd = fd, .events = POLLIN};
-    for (int waited = 0; waited < timeout_ms; waited += 50) {
-        if (poll(&pfd, 1, 50) < 0 && errno != EINTR)
-            return errno;
-        unsigned char buf[DGRAM_MAX] __attribute__((aligned(8)));
-        struct sockaddr_nl from;
-        socklen_t from_len = sizeof(from);
-        ssize_t n;
-        while ((n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
-                             &from_len)) >= 0 ||
-               errno == ENOBUFS || errno == EINTR) {
-            struct nlmsghdr nh;
-            bool ours = n >= (ssize_t)sizeof(nh) && from_len >= sizeof(from) && from.nl_pid == 0;
-            from_len = sizeof(from);
-            if (!ours)
-                continue;
-            memcpy(&nh, buf, sizeof(nh));
-            if (nh.nlmsg_seq != seq || nh.nlmsg_len < NLMSG_HDRLEN || nh.nlmsg_len > (size_t)n)
-                continue;
-            size_t body = nh.nlmsg_len - NLMSG_HDRLEN;
-            if (nh.nlmsg_type == NLMSG_ERROR) {
-                struct nlmsgerr e;
-                if (body < sizeof(e.error))
-                    continue;
-                memcpy(&e.error, buf + NLMSG_HDRLEN, sizeof(e.error));
-                if (e.error != 0 || want == NLMSG_ERROR)
-                    return -e.error;
-            } else if (nh.nlmsg_type == want) {
-                *ans_len = body < cap ? body : cap;
-                memcpy(ans, buf + NLMSG_HDRLEN, *ans_len);
-                return 0;
-            }
-        }
-    }
-    return ETIMEDOUT;
+    struct answer w = {seq, want, ans, cap, ans_len};
+    return netlink_wait(fd, 2000, judge_answer, &w);
 }
 
 /* The generic-netlink id of the TASKSTATS family, from the controller's

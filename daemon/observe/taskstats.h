@@ -60,7 +60,7 @@ struct ts_exit {
     char comm[16];                  /* as the process set it: hostile */
 };
 
-/* The private table of thread groups with threads ended (taskstats.c). */
+/* The private table of thread groups with threads ended (taskstats_groups.c). */
 struct ts_group;
 
 /* Groups that ended with other threads still on their way out, so that

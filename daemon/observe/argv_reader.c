@@ -15,6 +15,7 @@
 
 #include "observe/argv_reader.h"
 #include "observe/code_check.h"
+#include "base/environment.h"
 #include "base/pidfd.h"
 #include "observe/procfs.h"
 #include "observe/shm_fds.h"
@@ -357,7 +358,7 @@ static void head_starts(struct argv_reader *r)
 static bool helper_runnable(const struct argv_reader *r)
 {
     char name[40], buf[512];
-    snprintf(name, sizeof(name), "/proc/%d/stat", (int)r->helper.pid);
+    snprintf(name, sizeof(name), "%s/%d/stat", environment_host_proc, (int)r->helper.pid);
     int fd = open(name, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return false;

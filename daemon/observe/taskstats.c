@@ -142,10 +142,11 @@ static uint16_t family_from(const unsigned char *ans, size_t len)
     return named && id >= NLMSG_MIN_TYPE ? id : 0;
 }
 
-/* "0-63" or "0-3,8-11": the CPUs the kernel may ever run tasks on. */
-static void possible_cpus(char *buf, size_t len)
+/* "0-63" or "0-3,8-11": the CPUs the kernel may ever run tasks on, from
+ * path (the environment's cpu_possible). */
+static void possible_cpus(const char *path, char *buf, size_t len)
 {
-    FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+    FILE *f = fopen(path, "re");
     if (f) {
         bool ok = fgets(buf, (int)len, f) != NULL;
         fclose(f);
@@ -193,7 +194,16 @@ static const char *consequence = "the CPU of processes that end between two samp
 
 int taskstats_open(struct taskstats_listener *t, char *err, size_t err_len)
 {
+    struct environment host; /* its strings are static: the listener may keep one */
+    environment_host(&host);
+    return taskstats_open_env(t, &host, err, err_len);
+}
+
+int taskstats_open_env(struct taskstats_listener *t, const struct environment *env, char *err,
+                       size_t err_len)
+{
     taskstats_init(t, 0);
+    t->cpu_possible = env->cpu_possible;
     t->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_GENERIC);
     if (t->fd < 0) {
         snprintf(err, err_len, "cannot open a generic netlink socket (%s); %s", strerror(errno),
@@ -232,7 +242,7 @@ int taskstats_open(struct taskstats_listener *t, char *err, size_t err_len)
     }
 
     char cpus[2048];
-    possible_cpus(cpus, sizeof(cpus));
+    possible_cpus(t->cpu_possible, cpus, sizeof(cpus));
     request_start(&q, t->family, NLM_F_REQUEST | NLM_F_ACK, ++seq, TASKSTATS_CMD_GET,
                   TASKSTATS_GENL_VERSION);
     rc = !request_string(&q, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK, cpus) ? E2BIG
@@ -275,7 +285,7 @@ void taskstats_close(struct taskstats_listener *t)
     if (t->fd >= 0 && t->family != 0) {
         char cpus[2048];
         struct request q;
-        possible_cpus(cpus, sizeof(cpus));
+        possible_cpus(t->cpu_possible, cpus, sizeof(cpus));
         request_start(&q, t->family, NLM_F_REQUEST, 0, TASKSTATS_CMD_GET, TASKSTATS_GENL_VERSION);
         if (request_string(&q, TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, cpus))
             request_send(t->fd, &q);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/environment.h"
 #include "cluster_db.h"
 #include "ctl_config.h"
 #include "event_files.h"
@@ -213,7 +214,8 @@ static int follow(const char *path, struct reader *r)
 {
     struct event_follow f;
     int code = EV_OK;
-    if (event_follow_open(&f, path, r->filter->since != 0, on_line, r) < 0) {
+    bool from_start = r->filter->since != 0;
+    if (event_follow_open(&f, environment_host_proc, path, from_start, on_line, r) < 0) {
         code = cannot_read(path, errno);
     } else {
         flush(r);

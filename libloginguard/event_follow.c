@@ -52,8 +52,8 @@ static int source_open(struct event_follow *f, struct event_source *s)
     }
     s->dev = st.st_dev;
     s->ino = st.st_ino;
-    char self[64];
-    snprintf(self, sizeof(self), "/proc/self/fd/%d", s->fd);
+    char self[512];
+    snprintf(self, sizeof(self), "%s/self/fd/%d", f->proc_root, s->fd);
     s->wd = inotify_add_watch(f->inotify, self, FILE_EVENTS);
     return 0;
 }
@@ -145,10 +145,11 @@ static int catch_up(struct event_follow *f)
     return 0;
 }
 
-int event_follow_open(struct event_follow *f, const char *path, bool from_start,
-                      event_line_fn *fn, void *arg)
+int event_follow_open(struct event_follow *f, const char *proc_root, const char *path,
+                      bool from_start, event_line_fn *fn, void *arg)
 {
     memset(f, 0, sizeof(*f));
+    f->proc_root = proc_root;
     source_init(&f->cur);
     source_init(&f->next);
     f->path = xstrdup(path);

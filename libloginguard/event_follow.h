@@ -28,6 +28,7 @@ struct event_source {
 
 struct event_follow {
     char *path;
+    const char *proc_root; /* the host's /proc: a file is watched as its fd there */
     int inotify;
     int dir_wd;
     struct event_source cur;  /* what is read; fd -1 until the log exists */
@@ -42,9 +43,11 @@ struct event_follow {
 /* Start following path: its lines from the start with from_start, else
  * only those written from now on.  The file may not exist yet.  0, or -1
  * with errno (the directory cannot be watched, the file cannot be read);
- * f->path says which. */
-int event_follow_open(struct event_follow *f, const char *path, bool from_start,
-                      event_line_fn *fn, void *arg);
+ * f->path says which.  proc_root is the host's /proc (kept, not copied):
+ * the file itself, not whatever its name comes to mean, is watched
+ * through its descriptor there. */
+int event_follow_open(struct event_follow *f, const char *proc_root, const char *path,
+                      bool from_start, event_line_fn *fn, void *arg);
 /* Wait up to timeout_ms (-1: for ever) for the log to change, then pass
  * on every line written since.  1 if woken, 0 on the timeout, -1 with
  * errno (the new file after a rotation cannot be read, say). */

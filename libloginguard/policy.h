@@ -1,5 +1,5 @@
 /* The policy: everything loginguard.conf, its drop-ins and the rules say.
- * Built by config.c, read by the engine and the edges, never changed
+ * Built by configfile.c, read by the engine and the edges, never changed
  * while in use: a reload builds a new one and swaps it in. */
 #ifndef LOGINGUARD_POLICY_H
 #define LOGINGUARD_POLICY_H

@@ -1,6 +1,7 @@
 /* Program classes from rules.d/NAME.rules: JSON lines, one rule a line.
- * A rule matches on the real executable path, comm and/or an argv regex;
- * classification is pure so the engine, the sampler and the tests share it. */
+ * A rule matches on the real executable path, comm and/or an argv regex.
+ * Pure: the daemon matches a rule's parts once a program (programs.h,
+ * classify.h); rules_classify, a whole process at once, is the tests'. */
 #ifndef LOGINGUARD_RULES_H
 #define LOGINGUARD_RULES_H
 
@@ -50,7 +51,7 @@ struct proc_identity {
  * in name order, appending to set.  Returns the number of errors added. */
 int rules_load_dirs(struct rule_set *set, char *const *dirs, size_t dir_count,
                     struct errors *errs);
-/* Parse one file (used by rules_load_dir and the tests). */
+/* Parse one file (used by rules_load_dirs and the tests). */
 int rules_load_file(struct rule_set *set, const char *path, struct errors *errs);
 void rules_free(struct rule_set *set);
 

@@ -213,7 +213,9 @@ static int follow(const char *path, struct reader *r)
 {
     struct event_follow f;
     int code = EV_OK;
-    if (event_follow_open(&f, path, r->filter->since != 0, on_line, r) < 0) {
+    bool from_start = r->filter->since != 0;
+    /* The host's /proc, for this process's own descriptors. */
+    if (event_follow_open(&f, "/proc", path, from_start, on_line, r) < 0) {
         code = cannot_read(path, errno);
     } else {
         flush(r);

@@ -95,7 +95,7 @@ int instance_lock(const char *proc_root, const char *path, const char *what, cha
     else
         snprintf(err, err_len,
                  "another loginguardd already uses the %s %s (its pid is not listed in "
-                 "/proc/locks); stop it first",
-                 what, path);
+                 "%s/locks); stop it first",
+                 what, path, proc_root);
     return -1;
 }

@@ -289,7 +289,7 @@ static void sync_connector(struct daemon *d)
 static void open_exits(struct daemon *d)
 {
     char err[300];
-    if (taskstats_open(&d->exits, err, sizeof(err)) == 0)
+    if (taskstats_open_env(&d->exits, &d->env, err, sizeof(err)) == 0)
         return;
     char msg[500];
     snprintf(msg, sizeof(msg), "taskstats: %s; a process that lives less than a sample counts "

@@ -132,7 +132,7 @@ static int check_config(const struct options *opt)
 
 int main(int argc, char **argv)
 {
-    static struct daemon d = {.state_lock = -1, .directory = {.sock = -1}};
+    static struct daemon d = {.state_lock = -1, .directory = {.helper = {.sock = -1}}};
     environment_host(&d.env);
     if (parse_options(argc, argv, &d.opt) < 0)
         return 2;

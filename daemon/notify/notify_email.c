@@ -52,23 +52,6 @@ static bool is_ascii(const char *s)
     return true;
 }
 
-static void base64(FILE *out, const unsigned char *in, size_t len)
-{
-    static const char digits[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (size_t i = 0; i < len; i += 3) {
-        unsigned v = (unsigned)in[i] << 16;
-        if (i + 1 < len)
-            v |= (unsigned)in[i + 1] << 8;
-        if (i + 2 < len)
-            v |= in[i + 2];
-        fputc(digits[(v >> 18) & 63], out);
-        fputc(digits[(v >> 12) & 63], out);
-        fputc(i + 1 < len ? digits[(v >> 6) & 63] : '=', out);
-        fputc(i + 2 < len ? digits[v & 63] : '=', out);
-    }
-}
-
 /* Plain ASCII: folded at spaces so that no line passes 78 characters
  * where a space allows it. */
 static void subject_ascii(FILE *out, const char *s)
@@ -96,7 +79,11 @@ static void subject_encoded(FILE *out, const char *s)
         while (i + n < len && n > 1 && ((unsigned char)s[i + n] & 0xc0) == 0x80)
             n--;
         fputs(i ? "\n =?UTF-8?B?" : "=?UTF-8?B?", out);
-        base64(out, (const unsigned char *)s + i, n);
+        struct strbuf word = {0};
+        base64_encode(&word, (const unsigned char *)s + i, n, 0);
+        if (word.len)
+            fwrite(word.s, 1, word.len, out);
+        strbuf_free(&word);
         fputs("?=", out);
         i += n;
     }

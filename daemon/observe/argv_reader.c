@@ -4,18 +4,16 @@
 #include <fcntl.h>
 #include <nettle/sha2.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "observe/argv_reader.h"
 #include "observe/code_check.h"
-#include "base/pidfd.h"
+#include "base/environment.h"
+#include "base/helper_process.h"
 #include "observe/procfs.h"
 #include "observe/shm_fds.h"
 #include "snapshot.h"
@@ -151,25 +149,11 @@ static void read_shm_fds(int proc_fd, const struct argv_request *q, struct wire_
     memcpy(reply, &r, a->len);
 }
 
-static _Noreturn void helper_main(int sock, int proc_fd, pid_t parent)
+/* The helper, its socket as 3 and the /proc it reads as 4: asked, it
+ * answers, until the daemon closes its end. */
+static void serve(void *arg)
 {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(1);
-    /* In ps and top, named for what it is, not taken for a second daemon. */
-    prctl(PR_SET_NAME, "loginguard-argv");
-    /* Nothing of the daemon's but the socket and /proc, as 3 and 4 (by
-     * way of higher numbers: either may be 3 or 4 already). */
-    sock = fcntl(sock, F_DUPFD, 10);
-    proc_fd = fcntl(proc_fd, F_DUPFD, 10);
-    if (sock < 0 || proc_fd < 0 || dup2(sock, 3) < 0 || dup2(proc_fd, 4) < 0)
-        _exit(1);
-    if (close_range(5, ~0U, 0) != 0)
-        for (int fd = 5; fd < 65536; fd++)
-            close(fd);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    (void)arg;
     char answer[ARGV_WIRE_FIXED + ARGV_KEEP], chunk[READ_CHUNK];
     struct shm_mounts mounts = {0};
     struct argv_request q;
@@ -188,81 +172,25 @@ static _Noreturn void helper_main(int sock, int proc_fd, pid_t parent)
         if (send(3, answer, sizeof(*a) + (a->status == ARGV_OK ? a->len : 0), MSG_NOSIGNAL) < 0)
             break;
     }
-    _exit(0);
 }
 
 /* ---- the daemon's side ---- */
 
+/* A new helper, unless ARGV_STUCK_MAX killed ones still wait on their
+ * reads.  (A helper runs only while fewer than that are waiting so:
+ * there is always room for it when it is killed.) */
 static int spawn(struct argv_reader *r)
 {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    if (helper_process_start(&r->helper, "loginguard-argv", &r->proc_fd, 1, serve, NULL) < 0)
         return -1;
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0)
-        helper_main(sv[1], r->proc_fd, parent);
-    close(sv[1]);
-    if (pid < 0) {
-        close(sv[0]);
-        return -1;
-    }
-    /* Our own unreaped child: a pidfd if the kernel gives one (util.h). */
-    int pidfd = pidfd_open_(pid);
-    fcntl(sv[0], F_SETFL, O_NONBLOCK);
-    r->sock = sv[0];
-    r->helper = (struct argv_helper){pid, pidfd};
     r->sent = 0;
     return 0;
-}
-
-static void forget(struct argv_helper *h)
-{
-    if (h->pidfd >= 0)
-        close(h->pidfd);
-    *h = (struct argv_helper){-1, -1};
-}
-
-/* Reap the killed helpers whose reads have ended. */
-static void reap_stuck(struct argv_reader *r)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < r->stuck_count; i++) {
-        if (waitpid(r->stuck[i].pid, NULL, WNOHANG) == r->stuck[i].pid)
-            forget(&r->stuck[i]);
-        else
-            r->stuck[kept++] = r->stuck[i];
-    }
-    r->stuck_count = kept;
-}
-
-/* End the helper: SIGKILL, and up to 50 ms for it to die (its pidfd turns
- * readable, or without one its end of the socket closes).  One waiting
- * on a read that does not end dies only when the read does: it is
- * reaped later.  (A helper runs only while fewer than ARGV_STUCK_MAX are
- * waiting so: there is always room for it.) */
-static void end_helper(struct argv_reader *r)
-{
-    if (r->sock < 0)
-        return;
-    own_child_signal(r->helper.pid, r->helper.pidfd, SIGKILL);
-    struct pollfd p = r->helper.pidfd >= 0
-                          ? (struct pollfd){.fd = r->helper.pidfd, .events = POLLIN}
-                          : (struct pollfd){.fd = r->sock, .events = 0}; /* POLLHUP */
-    if (poll(&p, 1, 50) > 0 && waitpid(r->helper.pid, NULL, WNOHANG) == r->helper.pid)
-        forget(&r->helper);
-    else
-        r->stuck[r->stuck_count++] = r->helper;
-    close(r->sock);
-    r->sock = -1;
-    r->helper = (struct argv_helper){-1, -1};
 }
 
 int argv_reader_start(struct argv_reader *r, const char *proc_root, char *err, size_t err_len)
 {
     memset(r, 0, sizeof(*r));
-    r->sock = -1;
-    r->helper = (struct argv_helper){-1, -1};
+    helper_process_init(&r->helper, ARGV_STUCK_MAX);
     r->stall_usec = ARGV_STALL_USEC;
     r->proc_fd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (r->proc_fd < 0 || spawn(r) < 0) {
@@ -278,16 +206,13 @@ int argv_reader_start(struct argv_reader *r, const char *proc_root, char *err, s
 
 void argv_reader_stop(struct argv_reader *r)
 {
-    end_helper(r);
-    for (size_t i = 0; i < r->stuck_count; i++) {
-        own_child_signal(r->stuck[i].pid, r->stuck[i].pidfd, SIGKILL);
-        forget(&r->stuck[i]); /* left to init: it may never end */
-    }
+    helper_process_stop(&r->helper);
     if (r->proc_fd >= 0)
         close(r->proc_fd);
     free(r->queue);
     memset(r, 0, sizeof(*r));
-    r->sock = r->proc_fd = -1;
+    helper_process_init(&r->helper, ARGV_STUCK_MAX);
+    r->proc_fd = -1;
 }
 
 static struct argv_request *at(const struct argv_reader *r, size_t i)
@@ -357,7 +282,7 @@ static void head_starts(struct argv_reader *r)
 static bool helper_runnable(const struct argv_reader *r)
 {
     char name[40], buf[512];
-    snprintf(name, sizeof(name), "/proc/%d/stat", (int)r->helper.pid);
+    snprintf(name, sizeof(name), "%s/%d/stat", environment_host_proc, (int)r->helper.child.pid);
     int fd = open(name, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return false;
@@ -374,8 +299,8 @@ static bool helper_runnable(const struct argv_reader *r)
  * takes it. */
 static void send_queued(struct argv_reader *r)
 {
-    while (r->sock >= 0 && r->sent < r->count) {
-        if (send(r->sock, at(r, r->sent), sizeof(struct argv_request), MSG_NOSIGNAL) < 0)
+    while (r->helper.sock >= 0 && r->sent < r->count) {
+        if (send(r->helper.sock, at(r, r->sent), sizeof(struct argv_request), MSG_NOSIGNAL) < 0)
             return; /* full (EAGAIN), or the helper is gone: the next poll sees */
         if (r->sent++ == 0)
             head_starts(r);
@@ -432,7 +357,7 @@ static size_t drop_helper(struct argv_reader *r, enum argv_status status,
                           void (*fn)(const struct argv_answer *a, void *arg), void *arg)
 {
     bool was_reading = r->sent > 0;
-    end_helper(r);
+    helper_process_end(&r->helper);
     if (!was_reading)
         return 0;
     return answer_unread(r, status, status == ARGV_BLOCKED ? HEAD_AND_ITS_TAG : HEAD, fn, arg);
@@ -444,9 +369,8 @@ static size_t drop_helper(struct argv_reader *r, enum argv_status status,
 static size_t new_helper(struct argv_reader *r,
                          void (*fn)(const struct argv_answer *a, void *arg), void *arg)
 {
-    reap_stuck(r);
     r->restarts++;
-    if (r->stuck_count < ARGV_STUCK_MAX && spawn(r) == 0)
+    if (spawn(r) == 0)
         return 0;
     return answer_unread(r, ARGV_ERROR, ALL, fn, arg);
 }
@@ -457,7 +381,7 @@ static int take_answers(struct argv_reader *r, void (*fn)(const struct argv_answ
                         void *arg, size_t *taken)
 {
     for (;;) {
-        ssize_t n = recv(r->sock, r->answer, sizeof(r->answer), 0);
+        ssize_t n = recv(r->helper.sock, r->answer, sizeof(r->answer), 0);
         if (n < 0)
             return errno == EAGAIN || errno == EINTR ? 0 : -1;
         const struct wire_answer *w = (const struct wire_answer *)r->answer;
@@ -483,9 +407,9 @@ size_t argv_reader_poll(struct argv_reader *r, uint64_t wait_usec,
     size_t taken = 0;
     uint64_t until = now_boottime_usec() + wait_usec;
     bool started = false; /* one new helper a call at most, whatever becomes of it */
-    reap_stuck(r);
+    helper_process_reap(&r->helper);
     for (;;) {
-        if (r->sock < 0 && r->count) {
+        if (r->helper.sock < 0 && r->count) {
             if (started)
                 return taken;
             taken += new_helper(r, fn, arg);
@@ -493,7 +417,7 @@ size_t argv_reader_poll(struct argv_reader *r, uint64_t wait_usec,
             continue;
         }
         send_queued(r);
-        if (r->sock >= 0 && take_answers(r, fn, arg, &taken) < 0) {
+        if (r->helper.sock >= 0 && take_answers(r, fn, arg, &taken) < 0) {
             taken += drop_helper(r, ARGV_ERROR, fn, arg);
             continue;
         }
@@ -521,14 +445,14 @@ size_t argv_reader_poll(struct argv_reader *r, uint64_t wait_usec,
             return taken;
         }
         uint64_t next = r->sent && r->head_check < until ? r->head_check : until;
-        struct pollfd p = {.fd = r->sock, .events = POLLIN};
+        struct pollfd p = {.fd = r->helper.sock, .events = POLLIN};
         poll(&p, 1, (int)((next - now + 999) / 1000));
     }
 }
 
 int argv_reader_fd(const struct argv_reader *r)
 {
-    return r->sock;
+    return r->helper.sock;
 }
 
 uint64_t argv_reader_deadline(const struct argv_reader *r)

@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/helper_process.h"
 #include "snapshot.h"
 
 #define ARGV_STALL_USEC (500 * 1000)
@@ -88,15 +89,9 @@ struct argv_request {
     uint32_t zero;
 };
 
-struct argv_helper {
-    pid_t pid;
-    int pidfd;
-};
-
 struct argv_reader {
     int proc_fd;                  /* the /proc the helper reads */
-    int sock;                     /* -1: no helper */
-    struct argv_helper helper;
+    struct helper_process helper; /* its sock -1: no helper */
     /* Requests not answered yet, oldest first; the first `sent` of them
      * have been written to the helper, which answers them in order. */
     struct argv_request *queue;
@@ -104,8 +99,6 @@ struct argv_reader {
     uint64_t head_since;          /* boottime usec the oldest sent one was sent */
     uint64_t head_check;          /* when the helper is next looked at for a stall */
     uint64_t stall_usec;          /* ARGV_STALL_USEC; a test may choose another */
-    struct argv_helper stuck[ARGV_STUCK_MAX]; /* killed, their reads not ended */
-    size_t stuck_count;
     uint64_t restarts, blocked;   /* for status and metrics */
     char answer[ARGV_WIRE_FIXED + ARGV_KEEP]; /* the one being taken */
 };

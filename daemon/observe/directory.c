@@ -1,21 +1,16 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
 #include <pwd.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/helper_process.h"
 #include "observe/directory.h"
-#include "base/pidfd.h"
 #include "util.h"
 
 /* What goes over the socket, one datagram each (SOCK_SEQPACKET). */
@@ -106,22 +101,11 @@ static void look_up(const struct helper_groups *g, const struct directory_reques
     fill_membership(g, res, a);
 }
 
-static _Noreturn void helper_main(int sock, pid_t parent)
+/* The helper, its socket as 3: asked, it answers, until the daemon
+ * closes its end. */
+static void serve(void *arg)
 {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(1);
-    prctl(PR_SET_NAME, "loginguard-nss");
-    /* Nothing of the daemon's but the socket, as 3. */
-    sock = fcntl(sock, F_DUPFD, 10);
-    if (sock < 0 || dup2(sock, 3) < 0)
-        _exit(1);
-    if (close_range(4, ~0U, 0) != 0)
-        for (int fd = 4; fd < 65536; fd++)
-            close(fd);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    (void)arg;
     static struct helper_groups groups;
     static char in[GROUPS_WIRE_MAX];
     struct wire_answer a;
@@ -138,46 +122,9 @@ static _Noreturn void helper_main(int sock, pid_t parent)
         if (send(3, &a, sizeof(a), MSG_NOSIGNAL) < 0)
             break;
     }
-    _exit(0);
 }
 
 /* ---- the daemon's side ---- */
-
-static void forget_helper(struct directory_helper *h)
-{
-    if (h->pidfd >= 0)
-        close(h->pidfd);
-    *h = (struct directory_helper){-1, -1};
-}
-
-static void reap_stuck(struct directory *d)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < d->stuck_count; i++) {
-        if (waitpid(d->stuck[i].pid, NULL, WNOHANG) == d->stuck[i].pid)
-            forget_helper(&d->stuck[i]);
-        else
-            d->stuck[kept++] = d->stuck[i];
-    }
-    d->stuck_count = kept;
-}
-
-/* Kill the helper; reaped now if it died at once, else later. */
-static void end_helper(struct directory *d)
-{
-    if (d->sock < 0)
-        return;
-    own_child_signal(d->helper.pid, d->helper.pidfd, SIGKILL);
-    struct pollfd p = {.fd = d->helper.pidfd >= 0 ? d->helper.pidfd : d->sock,
-                       .events = d->helper.pidfd >= 0 ? POLLIN : 0};
-    if (poll(&p, 1, 50) > 0 && waitpid(d->helper.pid, NULL, WNOHANG) == d->helper.pid)
-        forget_helper(&d->helper);
-    else
-        d->stuck[d->stuck_count++] = d->helper;
-    close(d->sock);
-    d->sock = -1;
-    d->helper = (struct directory_helper){-1, -1};
-}
 
 static void send_groups(struct directory *d)
 {
@@ -190,39 +137,22 @@ static void send_groups(struct directory *d)
         memcpy(buf + len, d->groups[i], n);
         len += n;
     }
-    if (send(d->sock, buf, len, MSG_NOSIGNAL) < 0)
-        end_helper(d); /* a fresh socket has room: the helper is gone */
+    if (send(d->helper.sock, buf, len, MSG_NOSIGNAL) < 0)
+        helper_process_end(&d->helper); /* a fresh socket has room: the helper is gone */
 }
 
 static int spawn(struct directory *d)
 {
-    reap_stuck(d);
-    if (d->stuck_count >= DIRECTORY_STUCK_MAX)
+    if (helper_process_start(&d->helper, "loginguard-nss", NULL, 0, serve, NULL) < 0)
         return -1;
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return -1;
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0)
-        helper_main(sv[1], parent);
-    close(sv[1]);
-    if (pid < 0) {
-        close(sv[0]);
-        return -1;
-    }
-    fcntl(sv[0], F_SETFL, O_NONBLOCK);
-    d->sock = sv[0];
-    d->helper = (struct directory_helper){pid, pidfd_open_(pid)};
     send_groups(d);
-    return d->sock >= 0 ? 0 : -1;
+    return d->helper.sock >= 0 ? 0 : -1;
 }
 
 int directory_start(struct directory *d, char *err, size_t err_len)
 {
     memset(d, 0, sizeof(*d));
-    d->sock = -1;
-    d->helper = (struct directory_helper){-1, -1};
+    helper_process_init(&d->helper, DIRECTORY_STUCK_MAX);
     d->stall_usec = DIRECTORY_STALL_USEC;
     if (spawn(d) < 0) {
         snprintf(err, err_len, "cannot start the user directory helper: %s", strerror(errno));
@@ -242,17 +172,13 @@ static void forget_answers(struct directory *d)
 
 void directory_stop(struct directory *d)
 {
-    end_helper(d);
-    for (size_t i = 0; i < d->stuck_count; i++) {
-        own_child_signal(d->stuck[i].pid, d->stuck[i].pidfd, SIGKILL);
-        forget_helper(&d->stuck[i]); /* left to init */
-    }
+    helper_process_stop(&d->helper);
     for (size_t i = 0; i < d->group_count; i++)
         free(d->groups[i]);
     forget_answers(d);
     free(d->out);
     memset(d, 0, sizeof(*d));
-    d->sock = -1;
+    helper_process_init(&d->helper, DIRECTORY_STUCK_MAX);
 }
 
 void directory_set_policy(struct directory *d, const struct policy *p)
@@ -269,7 +195,7 @@ void directory_set_policy(struct directory *d, const struct policy *p)
     /* Answers out now were for the old groups: dropped when they come. */
     d->generation++;
     forget_answers(d);
-    if (d->sock >= 0)
+    if (d->helper.sock >= 0)
         send_groups(d);
 }
 
@@ -283,7 +209,7 @@ static struct directory_request *out_at(const struct directory *d, size_t i)
 /* Send a lookup; false when DIRECTORY_QUEUE_MAX are out already. */
 static bool ask(struct directory *d, struct directory_request q)
 {
-    if (d->out_count == DIRECTORY_QUEUE_MAX || d->sock < 0)
+    if (d->out_count == DIRECTORY_QUEUE_MAX || d->helper.sock < 0)
         return false;
     if (d->out_count == d->out_capacity) {
         size_t capacity = d->out_capacity ? d->out_capacity * 2 : 64;
@@ -298,7 +224,7 @@ static bool ask(struct directory *d, struct directory_request q)
     q.generation = d->generation;
     /* A full socket (thousands out) drops this one: asked again at its
      * refresh.  A gone helper is seen by the next poll. */
-    if (send(d->sock, &q, sizeof(q), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+    if (send(d->helper.sock, &q, sizeof(q), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
         return false;
     if (d->out_count == 0)
         d->head_since = now_boottime_usec();
@@ -459,7 +385,7 @@ static void take(struct directory *d, const struct wire_answer *a)
  * answered "unknown", the rest go to a new helper. */
 static void replace_helper(struct directory *d)
 {
-    end_helper(d);
+    helper_process_end(&d->helper);
     d->restarts++;
     size_t count = d->out_count;
     struct directory_request *rest = xreallocarray(NULL, count ? count : 1, sizeof(*rest));
@@ -478,9 +404,9 @@ static void replace_helper(struct directory *d)
                 ask(d, rest[i]);
     /* No helper: those lookups are marked not out, to be asked again. */
     for (size_t i = 0; i < d->count; i++)
-        d->users[i].asked = d->users[i].asked && d->sock >= 0;
+        d->users[i].asked = d->users[i].asked && d->helper.sock >= 0;
     for (size_t i = 0; i < d->name_count; i++)
-        d->names[i].asked = d->names[i].asked && d->sock >= 0;
+        d->names[i].asked = d->names[i].asked && d->helper.sock >= 0;
     free(rest);
 }
 
@@ -488,8 +414,8 @@ size_t directory_poll(struct directory *d)
 {
     size_t taken = 0;
     struct wire_answer a;
-    while (d->sock >= 0) {
-        ssize_t n = recv(d->sock, &a, sizeof(a), MSG_DONTWAIT);
+    while (d->helper.sock >= 0) {
+        ssize_t n = recv(d->helper.sock, &a, sizeof(a), MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             break;
         if (n != (ssize_t)sizeof(a) || d->out_count == 0) {
@@ -503,7 +429,7 @@ size_t directory_poll(struct directory *d)
         take(d, &a);
         taken++;
     }
-    if (d->sock < 0 || (d->out_count && now_boottime_usec() >= directory_deadline(d)))
+    if (d->helper.sock < 0 || (d->out_count && now_boottime_usec() >= directory_deadline(d)))
         replace_helper(d);
     return taken;
 }
@@ -517,12 +443,12 @@ bool directory_news(struct directory *d)
 
 int directory_fd(const struct directory *d)
 {
-    return d->sock;
+    return d->helper.sock;
 }
 
 uint64_t directory_deadline(const struct directory *d)
 {
-    if (d->sock < 0)
+    if (d->helper.sock < 0)
         return now_boottime_usec() + d->stall_usec; /* try a new helper then */
     return d->out_count ? d->head_since + d->stall_usec : 0;
 }

@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/helper_process.h"
 #include "policy.h"
 #include "snapshot.h"
 
@@ -69,14 +70,8 @@ struct directory_name {
     uint64_t answered_at;
 };
 
-struct directory_helper {
-    pid_t pid;
-    int pidfd;
-};
-
 struct directory {
-    int sock;                     /* -1: no helper */
-    struct directory_helper helper;
+    struct helper_process helper; /* its sock -1: no helper */
     uint32_t generation;          /* of the groups sent; older answers are dropped */
     char *groups[DIRECTORY_GROUPS_MAX]; /* [exempt] groups, then admin_group */
     size_t group_count;
@@ -93,8 +88,6 @@ struct directory {
     uint64_t head_since;          /* when the oldest one out was sent */
     uid_t refreshed;              /* the last uid asked again (a round robin) */
     uint64_t stall_usec;          /* DIRECTORY_STALL_USEC; a test may choose another */
-    struct directory_helper stuck[DIRECTORY_STUCK_MAX]; /* killed, not reaped yet */
-    size_t stuck_count;
     bool news;                    /* a uid answered for the first time (directory_news) */
     uint64_t lookups, restarts;   /* for tests and status */
 };

@@ -4,7 +4,6 @@
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
-#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -201,25 +200,14 @@ static int send_op(int fd, enum proc_cn_mcast_op op, bool filtered, uint32_t seq
  * subscription of another program cannot pass for ours.  No answer at all means the kernel sent
  * none: there was no listener, so ours failed.  Events before the answer
  * are dropped: the sweep that follows the start reads all of /proc. */
+static int judge_ack(const unsigned char *buf, size_t len, uint32_t sender, void *arg)
+{
+    return ack_error(buf, len, sender, *(const uint32_t *)arg);
+}
+
 static int wait_ack(int fd, uint32_t ack, int timeout_ms)
 {
-    struct pollfd pfd = {.fd = fd, .events = POLLIN};
-    for (int waited = 0; waited < timeout_ms; waited += 50) {
-        if (poll(&pfd, 1, 50) < 0 && errno != EINTR)
-            return errno;
-        unsigned char buf[DGRAM_MAX] __attribute__((aligned(8)));
-        struct sockaddr_nl from;
-        socklen_t from_len = sizeof(from);
-        ssize_t n;
-        while ((n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
-                             &from_len)) >= 0 || errno == ENOBUFS) {
-            int answer = n > 0 ? ack_error(buf, (size_t)n, from.nl_pid, ack) : -1;
-            if (answer >= 0)
-                return answer;
-            from_len = sizeof(from);
-        }
-    }
-    return ETIMEDOUT;
+    return netlink_wait(fd, timeout_ms, judge_ack, &ack);
 }
 
 /* Whether a datagram holds our own rename. */

@@ -135,7 +135,7 @@ int sampler_init(struct sampler *s, const struct environment *env,
         s->mnt_ns_dev = ns.st_dev;
         s->mnt_ns_ino = ns.st_ino;
     }
-    subuid_refresh(&s->subuids, SUBUID_PATH);
+    subuid_refresh(&s->subuids, s->env->subuid);
     s->subuids_loaded = true;
     s->held_max = raise_fd_limit();
     s->counters.cpu_root = s->counters.memory_root = s->counters.pids_root = -1;

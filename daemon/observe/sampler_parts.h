@@ -15,7 +15,6 @@
  * a program judged by its argv is judged at this sample; a reader stuck
  * on a hostile process costs no more. */
 #define ARGV_WAIT_USEC (20 * 1000)
-#define SUBUID_PATH "/etc/subuid"
 
 /* sampler.c */
 uint32_t *owner_checks_of(struct sampler *s, uid_t owner);

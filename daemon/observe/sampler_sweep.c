@@ -87,7 +87,7 @@ static void rebuild_withheld(struct sampler *s)
 /* Owners follow /etc/subuid: a changed file starts every process over. */
 static void refresh_owners(struct sampler *s)
 {
-    if (subuid_refresh(&s->subuids, SUBUID_PATH) == 0)
+    if (subuid_refresh(&s->subuids, s->env->subuid) == 0)
         return;
     s->subuids_loaded = true;
     for (size_t b = 0; b < s->known.bucket_count; b++)

@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/environment.h"
 #include "observe/shm_fds.h"
 #include "observe/shm_held.h"
 #include "util.h"
@@ -51,7 +52,9 @@ static void add_kernel_mount(struct shm_mounts *m)
     if (fd < 0)
         return;
     struct stat st;
-    int dir = open("/proc/self/fdinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char path[64];
+    snprintf(path, sizeof(path), "%s/self/fdinfo", environment_host_proc);
+    int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     char name[16];
     snprintf(name, sizeof(name), "%d", fd);
     int id = dir >= 0 ? fdinfo_mnt_id(dir, name) : -1;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/environment.h"
 #include "observe/shm_held.h"
 #include "util.h"
 
@@ -161,7 +162,7 @@ static void read_mounts(struct shm_held *h)
         const char *dash = strstr(line, " - ");
         if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
             sscanf(dash + 3, "%63s", type) != 1 || strcmp(type, "tmpfs") != 0 ||
-            strncmp(point, "/sys/", 5) == 0 || strncmp(point, "/proc/", 6) == 0)
+            environment_kernel_mount(point))
             continue;
         /* The kernel writes a space, a tab, a newline and a backslash in
          * octal (\040): such a mount point is left out. */

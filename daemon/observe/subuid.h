@@ -42,8 +42,8 @@ struct subuid_map {
  * skipped and counted.  Replaces m's ranges. */
 void subuid_parse(struct subuid_map *m, const char *text, size_t len);
 
-/* Read path again if it changed since the last call (or was never
- * read).  Returns 1 when the ranges changed, else 0.  A missing file is
+/* Read path (the environment's subuid, base/environment.h) again if it
+ * changed since the last call (or was never read).  Returns 1 when the ranges changed, else 0.  A missing file is
  * no ranges. */
 int subuid_refresh(struct subuid_map *m, const char *path);
 

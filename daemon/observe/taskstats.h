@@ -39,6 +39,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/environment.h"
+
 /* One ended process. */
 struct ts_exit {
     pid_t tgid, ppid;               /* in the host's pid namespace */
@@ -60,7 +62,7 @@ struct ts_exit {
     char comm[16];                  /* as the process set it: hostile */
 };
 
-/* The private table of thread groups with threads ended (taskstats.c). */
+/* The private table of thread groups with threads ended (taskstats_groups.c). */
 struct ts_group;
 
 /* Groups that ended with other threads still on their way out, so that
@@ -83,6 +85,7 @@ struct taskstats_listener {
     struct ts_finished finished[TS_FINISHED];
     size_t finished_next;
     unsigned char *bufs;            /* the drain's receive buffers */
+    const char *cpu_possible;       /* the environment's, to unsubscribe */
     /* Counters for status and metrics. */
     uint64_t records;               /* thread records accepted */
     uint64_t exits;                 /* struct ts_exit handed over */
@@ -115,10 +118,16 @@ void taskstats_init(struct taskstats_listener *t, uint16_t family);
 int taskstats_feed(struct taskstats_listener *t, const void *buf, size_t len, uint32_t sender,
                    void (*fn)(const struct ts_exit *e, void *arg), void *arg);
 
-/* Open, find the family, subscribe to the exits on every possible CPU,
- * and check that the kernel's records reach this socket (a short-lived
+/* Open, find the family, subscribe to the exits on every possible CPU
+ * (as env->cpu_possible lists them: the listener keeps that path, which
+ * must outlive it), and
+ * check that the kernel's records reach this socket (a short-lived
  * child's exit must come back).  Returns 0, or -1 with err saying what
  * failed and why. */
+int taskstats_open_env(struct taskstats_listener *t, const struct environment *env, char *err,
+                       size_t err_len);
+
+/* The same in the host's environment (environment_host). */
 int taskstats_open(struct taskstats_listener *t, char *err, size_t err_len);
 
 /* Read everything queued, handing each ended process to fn.  Returns 1

@@ -213,9 +213,9 @@ static void measure_walk(const char *what, const pid_t *pids, int n, int runs)
     for (int i = 0; i < runs && !stopping; i++) {
         struct fd_walk w;
         fd_walk_init(&w);
-        double t0 = wall_us(), c0 = cpu_of_us(r.helper.pid), s0 = cpu_self_us();
+        double t0 = wall_us(), c0 = cpu_of_us(r.helper.child.pid), s0 = cpu_self_us();
         one_sweep(&r, &w, procs, (size_t)n);
-        runs_add(&helper, (cpu_of_us(r.helper.pid) - c0) / 1000);
+        runs_add(&helper, (cpu_of_us(r.helper.child.pid) - c0) / 1000);
         runs_add(&self, (cpu_self_us() - s0) / 1000);
         runs_add(&wall, (wall_us() - t0) / 1000);
         fd_walk_free(&w);

@@ -1,4 +1,4 @@
-/* bench_taskstats: what the kernel's exit records (daemon/observe/taskstats.c)
+/* bench_taskstats: what the kernel's exit records (daemon/observe/taskstats.h)
  * cost on this machine.
  *
  * A storm of short processes (fork, _exit at once, reaped by their

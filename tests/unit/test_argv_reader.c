@@ -156,7 +156,7 @@ static void test_reads_a_command_line(void **state)
     assert_string_equal(a->sha256, want);
     /* ps shows the helper for what it is, not as a second loginguardd. */
     char path[64], comm[32] = "";
-    snprintf(path, sizeof(path), "/proc/%d/comm", (int)r.helper.pid);
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)r.helper.child.pid);
     FILE *f = fopen(path, "re");
     assert_non_null(f);
     assert_non_null(fgets(comm, sizeof(comm), f));
@@ -226,17 +226,17 @@ static void test_dead_helper_is_replaced(void **state)
     pid_t pid = start_sleeper(1, 5, &bytes, &len);
     struct argv_reader r;
     assert_int_equal(argv_reader_start(&r, "/proc", err, sizeof(err)), 0);
-    pid_t first = r.helper.pid;
+    pid_t first = r.helper.child.pid;
     kill(first, SIGKILL);
     /* Dead before it is asked: one that dies on a request answers it
      * ARGV_ERROR (so that a request that kills helpers kills one). */
-    struct pollfd exited = {.fd = r.helper.pidfd, .events = POLLIN};
+    struct pollfd exited = {.fd = r.helper.child.pidfd, .events = POLLIN};
     assert_int_equal(poll(&exited, 1, 5000), 1);
     got.count = 0;
     assert_int_equal(argv_reader_request(&r, pid, start_time_of(pid), 1), 0);
     wait_answers(&r, 1, 5 * USEC_PER_SEC);
     assert_int_equal(got.a[0].status, ARGV_OK);
-    assert_int_not_equal(r.helper.pid, first);
+    assert_int_not_equal(r.helper.child.pid, first);
     assert_int_equal(r.restarts, 1);
     argv_reader_stop(&r);
     end_child(pid);
@@ -372,18 +372,18 @@ static void test_stalled_read_is_given_up(void **state)
     assert_int_equal(got.a[2].len, 2);
     assert_memory_equal(got.a[2].argv, "ok", 2);
     assert_int_equal(r.blocked, 2);
-    assert_int_equal(r.stuck_count, 1);
+    assert_int_equal(r.helper.stuck_count, 1);
     /* The server gone, the held read ends and the helper dies of its
      * SIGKILL. */
     kill(trap.server, SIGKILL);
     waitpid(trap.server, NULL, 0);
     trap.server = -1;
     umount2(trap.mount, MNT_DETACH);
-    for (int tries = 0; tries < 500 && r.stuck_count; tries++) {
+    for (int tries = 0; tries < 500 && r.helper.stuck_count; tries++) {
         argv_reader_poll(&r, 10 * 1000, keep, NULL);
         usleep(10 * 1000);
     }
-    assert_int_equal(r.stuck_count, 0);
+    assert_int_equal(r.helper.stuck_count, 0);
     argv_reader_stop(&r);
     remove_test_dir();
 }
@@ -434,7 +434,7 @@ static void test_describer_reports_a_stall_and_describes_the_rest(void **state)
     waitpid(trap.server, NULL, 0);
     trap.server = -1;
     umount2(trap.mount, MNT_DETACH);
-    for (int tries = 0; tries < 500 && d.reader.stuck_count; tries++) {
+    for (int tries = 0; tries < 500 && d.reader.helper.stuck_count; tries++) {
         argv_reader_poll(&d.reader, 10 * 1000, keep, NULL);
         usleep(10 * 1000);
     }

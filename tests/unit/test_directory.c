@@ -151,7 +151,7 @@ static void test_a_stalled_helper_is_replaced(void **state)
     struct policy p = policy_with(NULL, "");
     struct directory d;
     start(&d, &p);
-    kill(d.helper.pid, SIGSTOP);
+    kill(d.helper.child.pid, SIGSTOP);
     d.stall_usec = 1000;
     directory_user(&d, NAMELESS_BASE);
     directory_user(&d, 0);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 
+#include "base/environment.h"
 #include "event_follow.h"
 #include "testutil.h"
 
@@ -86,7 +87,7 @@ static void test_new_lines_only_and_whole(void **state)
     append(log_path, "old 1\nold 2\nbeing writ");
     struct event_follow f;
     struct seen s = {0};
-    assert_int_equal(event_follow_open(&f, log_path, false, collect, &s), 0);
+    assert_int_equal(event_follow_open(&f, environment_host_proc, log_path, false, collect, &s), 0);
     assert_int_equal(s.count, 0);
     /* The end of the line being written when following began is not a line. */
     append(log_path, "ten\nnew 1\n");
@@ -109,7 +110,7 @@ static void test_from_the_start(void **state)
     append(log_path, "one\ntwo\n");
     struct event_follow f;
     struct seen s = {0};
-    assert_int_equal(event_follow_open(&f, log_path, true, collect, &s), 0);
+    assert_int_equal(event_follow_open(&f, environment_host_proc, log_path, true, collect, &s), 0);
     assert_int_equal(s.count, 2);
     assert_string_equal(s.lines[0], "one");
     event_follow_close(&f);
@@ -124,7 +125,7 @@ static void test_rename_and_create(void **state)
     append(log_path, "");
     struct event_follow f;
     struct seen s = {0};
-    assert_int_equal(event_follow_open(&f, log_path, false, collect, &s), 0);
+    assert_int_equal(event_follow_open(&f, environment_host_proc, log_path, false, collect, &s), 0);
     append(log_path, "a\n");
     wait_lines(&f, &s, 1);
     assert_int_equal(rename(log_path, at("events.jsonl.1")), 0);
@@ -173,7 +174,7 @@ static void test_copytruncate(void **state)
     append(log_path, "");
     struct event_follow f;
     struct seen s = {0};
-    assert_int_equal(event_follow_open(&f, log_path, false, collect, &s), 0);
+    assert_int_equal(event_follow_open(&f, environment_host_proc, log_path, false, collect, &s), 0);
     append(log_path, "a line of some length\n");
     wait_lines(&f, &s, 1);
     assert_int_equal(truncate(log_path, 0), 0);
@@ -200,7 +201,7 @@ static void test_log_made_later(void **state)
     (void)state;
     struct event_follow f;
     struct seen s = {0};
-    assert_int_equal(event_follow_open(&f, log_path, false, collect, &s), 0);
+    assert_int_equal(event_follow_open(&f, environment_host_proc, log_path, false, collect, &s), 0);
     append(log_path, "first\n");
     wait_lines(&f, &s, 1);
     assert_string_equal(s.lines[0], "first");
@@ -215,14 +216,14 @@ static void test_unreadable(void **state)
     struct seen s = {0};
     char path[300];
     snprintf(path, sizeof(path), "%s/no/such/dir/events.jsonl", test_dir);
-    assert_int_equal(event_follow_open(&f, path, false, collect, &s), -1);
+    assert_int_equal(event_follow_open(&f, environment_host_proc, path, false, collect, &s), -1);
     assert_int_equal(errno, ENOENT);
     event_follow_close(&f);
     if (geteuid() == 0)
         return; /* root reads anything */
     append(log_path, "x\n");
     chmod(log_path, 0);
-    assert_int_equal(event_follow_open(&f, log_path, false, collect, &s), -1);
+    assert_int_equal(event_follow_open(&f, environment_host_proc, log_path, false, collect, &s), -1);
     assert_int_equal(errno, EACCES);
     event_follow_close(&f);
 }

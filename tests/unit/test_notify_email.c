@@ -78,6 +78,28 @@ static void test_long_ascii_subject_folded(void **state)
     free(m);
 }
 
+/* Not ASCII: RFC 2047 encoded words in base64, 42 bytes of the subject
+ * a word at most, a line each. */
+static void test_subject_encoded(void **state)
+{
+    (void)state;
+    char *m = email_compose("a", "b", "caf\xc3\xa9 stopped", "", DATE);
+    char *h = headers_of(m);
+    assert_non_null(strstr(h, "Subject: =?UTF-8?B?Y2Fmw6kgc3RvcHBlZA==?=\n"));
+    free(h);
+    free(m);
+    char subject[64] = "";
+    for (int i = 0; i < 25; i++)
+        strcat(subject, "\xc3\xa9");
+    m = email_compose("a", "b", subject, "", DATE);
+    h = headers_of(m);
+    assert_non_null(strstr(h, "Subject: =?UTF-8?B?"
+                              "w6nDqcOpw6nDqcOpw6nDqcOpw6nDqcOpw6nDqcOpw6nDqcOpw6nDqcOp?=\n"
+                              " =?UTF-8?B?w6nDqcOpw6k=?=\n"));
+    free(h);
+    free(m);
+}
+
 static void test_addresses(void **state)
 {
     (void)state;
@@ -154,6 +176,7 @@ int main(void)
         cmocka_unit_test(test_hostile_names_make_no_header),
         cmocka_unit_test(test_body_cleaned),
         cmocka_unit_test(test_long_ascii_subject_folded),
+        cmocka_unit_test(test_subject_encoded),
         cmocka_unit_test(test_addresses),
         cmocka_unit_test(test_image_mail_keeps_the_text_part),
     };

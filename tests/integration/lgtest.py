@@ -312,14 +312,14 @@ def enforcing(parent, workdir, **keys):
                  "stop_grace": "2s", "rules_dirs": f"{workdir}/rules.d"}, **keys)
 
 
-def observing(parent, workdir, **keys):
+def observing(parent=None, workdir=None, **keys):
     """The [daemon] keys of a test policy in observe mode (the shipped
     default: /proc sampling, nothing acted on), judging test users only,
-    on workdir's rules; keys as enforcing()'s (cgroup_parent=None and
-    rules_dirs=None: the shipped ones)."""
+    with cgroup_parent parent and workdir's rules (None: the shipped
+    ones); keys as enforcing()'s."""
     return dict({"mode": "observe", "cgroup_parent": parent, "sample_interval": "1s",
                  "scan_interval": "5s", "min_uid": TEST_UID_MIN,
-                 "rules_dirs": f"{workdir}/rules.d"}, **keys)
+                 "rules_dirs": None if workdir is None else f"{workdir}/rules.d"}, **keys)
 
 
 def violation(cpu, window=None, memory=0, memory_pressure=0):

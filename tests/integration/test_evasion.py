@@ -231,8 +231,8 @@ class ShortLived(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return lgtest.policy(lgtest.observing(None, None, sample_interval=f"{cls.interval:g}s",
-                                              scan_interval="30s", rules_dirs=None),
+        return lgtest.policy(lgtest.observing(sample_interval=f"{cls.interval:g}s",
+                                              scan_interval="30s"),
                              violation=lgtest.violation(CPU, cls.window))
 
     @classmethod
@@ -305,8 +305,8 @@ class SleepingMemory(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return lgtest.policy(lgtest.observing(None, None, sample_interval=f"{SAMPLE:g}s",
-                                              scan_interval=f"{SCAN:g}s", rules_dirs=None),
+        return lgtest.policy(lgtest.observing(sample_interval=f"{SAMPLE:g}s",
+                                              scan_interval=f"{SCAN:g}s"),
                              violation=lgtest.violation(0, WINDOW, memory="200M"))
 
     @classmethod

@@ -19,8 +19,7 @@ FLAG_TIMEOUT = WINDOW + lgtest.HANG
 def policy(parent):
     # The hogs: spin 2 (two busy threads) gets a core even when something
     # else on this 2-core machine takes the other: twice the threshold.
-    return lgtest.policy(lgtest.observing(parent, None, sample_interval=f"{SAMPLE:g}s",
-                                          rules_dirs=None),
+    return lgtest.policy(lgtest.observing(parent, sample_interval=f"{SAMPLE:g}s"),
                          violation=lgtest.violation(CPU, WINDOW, memory=None,
                                                     memory_pressure=None))
 

@@ -29,7 +29,7 @@ class Base(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return lgtest.policy(lgtest.observing(None, cls.workdir, sample_interval=f"{SAMPLE:g}s",
+        return lgtest.policy(lgtest.observing(workdir=cls.workdir, sample_interval=f"{SAMPLE:g}s",
                                               admin_group=ADMIN_GROUP),
                              violation=lgtest.violation(CPU, cls.window),
                              exempt={"groups": PROTECTED_GROUP},

@@ -127,23 +127,11 @@ def statements_between(server, first, last):
 
 def node_policy(conninfo, name):
     def policy(parent, workdir):
-        return lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE}s",
-                                scan_interval="2s", events_per_user=0) + f"""
-[violation]
-cpu = 0.8 cores
-memory = 0
-window = 2s
-memory_pressure = 0
-[level 1]
-name = throttled
-cpu = 0.3 cores
-stop = no
-duration = 10m
-[cluster]
-database = {conninfo}
-node = {name}
-link_user = {lgtest.LINK_USER}
-"""
+        return lgtest.policy(lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE}s",
+                                              scan_interval="2s", events_per_user=0),
+                             **lgtest.throttle_policy(0.8, 2, 0.3),
+                             cluster={"database": conninfo, "node": name,
+                                      "link_user": lgtest.LINK_USER})
     return policy
 
 

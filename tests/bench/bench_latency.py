@@ -25,7 +25,6 @@ this run's own; exits 77 without root."""
 
 import json
 import os
-import shutil
 import socket
 import statistics
 import subprocess
@@ -45,10 +44,9 @@ THROTTLE = 0.25
 
 
 def policy(parent, workdir, mode, sample):
-    daemon = lgtest.enforcing(parent, workdir, sample_interval=f"{sample:g}s")
-    if mode == "observe":
-        daemon = daemon.replace("mode = enforce", "mode = observe")
-    return daemon + lgtest.throttle_policy(CPU, WINDOW, THROTTLE)
+    return lgtest.policy(lgtest.enforcing(parent, workdir, sample_interval=f"{sample:g}s",
+                                          mode=mode),
+                         **lgtest.throttle_policy(CPU, WINDOW, THROTTLE))
 
 
 def figure(name, values, unit="s", scale=1.0):
@@ -60,10 +58,10 @@ def figure(name, values, unit="s", scale=1.0):
 
 class Bench:
     def __init__(self, mode, sample=SAMPLE):
-        self.users = lgtest.TestUsers()
+        self.fixture = lgtest.Fixture(f"bench-{mode}")
+        self.users, self.workdir = self.fixture.users, self.fixture.workdir
+        self.parent = self.fixture.parent
         self.procs = lgtest.Processes()
-        self.workdir = lgtest.make_workdir()
-        self.parent = f"lgtest-{os.getpid()}-bench-{mode}"
         lgtest.write_rules(self.workdir, [{"name": "bench-miner", "class": "forbidden",
                                            "comm": "lgminer"}])
         self.spin = lgtest.private_copy(lgtest.SPIN, self.workdir, "spin")
@@ -74,9 +72,7 @@ class Bench:
     def close(self):
         self.procs.stop_all()
         self.daemon.stop()
-        lgtest.remove_cgroups(self.parent)
-        self.users.remove_all()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.fixture.close()
 
     def user(self, n):
         return self.users.add(f"lgtestb{n}")

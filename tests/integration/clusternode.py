@@ -9,7 +9,6 @@ kernel without them."""
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 
@@ -43,8 +42,9 @@ class Node:
     def __init__(self, name, policy):
         """policy(parent, workdir): the node's drop-in."""
         self.name = name
-        self.workdir = lgtest.make_workdir()
-        self.parent = f"lgtest-{os.getpid()}-{name}"
+        self.fixture = lgtest.Fixture(name, users=False)
+        self.workdir = self.fixture.workdir
+        self.parent = self.fixture.parent
         lgtest.write_rules(self.workdir, [])
         self.init = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc",
                                       "--kill-child", "/usr/bin/python3", "-c", NODE_INIT],
@@ -108,6 +108,4 @@ class Node:
         # The namespace's init ends it (unshare passes on no signal).
         os.kill(self.init_pid, signal.SIGTERM)
         self.init.wait(timeout=HANG)
-        lgtest.remove_cgroups(self.parent)
-        if not os.environ.get("LG_KEEP"):
-            shutil.rmtree(self.workdir, ignore_errors=True)
+        self.fixture.close()

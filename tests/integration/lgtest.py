@@ -228,6 +228,7 @@ rules_dirs = {SHIPPED_RULES}
 notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
 """ + dropin)
         self.proc = None
+        self.stderr = None
         self.stderr_path = os.path.join(workdir, "daemon.stderr")
 
     def write_dropin(self, name, text):
@@ -235,7 +236,7 @@ notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
             f.write(text)
 
     def start(self):
-        if getattr(self, "stderr", None):
+        if self.stderr:
             self.stderr.close()
         self.stderr = open(self.stderr_path, "a")
         started_before = len(self.find(event="daemon_started"))
@@ -301,33 +302,90 @@ notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
 
 
 def enforcing(parent, workdir, **keys):
-    """The [daemon] section of a test policy in enforce mode with the
-    cgroupfs backend, below this test's own cgroup; keys add to it or
-    override its defaults (sample_interval="2s", say)."""
-    daemon = {"mode": "enforce", "backend": "cgroupfs", "cgroup_parent": parent,
-              "sample_interval": "1s", "scan_interval": "5s", "min_uid": TEST_UID_MIN,
-              "stop_grace": "2s", "rules_dirs": f"{workdir}/rules.d"}
-    daemon.update(keys)
-    return "\n[daemon]\n" + "".join(f"{k} = {v}\n" for k, v in daemon.items())
+    """The [daemon] keys of a test policy in enforce mode with the
+    cgroupfs backend, below this test's own cgroup (cgroup_parent
+    parent), judging test users only, on workdir's rules; keys add to
+    them or override them (sample_interval="2s", say; None leaves a key
+    out, at the shipped value)."""
+    return dict({"mode": "enforce", "backend": "cgroupfs", "cgroup_parent": parent,
+                 "sample_interval": "1s", "scan_interval": "5s", "min_uid": TEST_UID_MIN,
+                 "stop_grace": "2s", "rules_dirs": f"{workdir}/rules.d"}, **keys)
 
+
+def observing(parent=None, workdir=None, **keys):
+    """The [daemon] keys of a test policy in observe mode (the shipped
+    default: /proc sampling, nothing acted on), judging test users only,
+    with cgroup_parent parent and workdir's rules (None: the shipped
+    ones); keys as enforcing()'s."""
+    return dict({"mode": "observe", "cgroup_parent": parent, "sample_interval": "1s",
+                 "scan_interval": "5s", "min_uid": TEST_UID_MIN,
+                 "rules_dirs": None if workdir is None else f"{workdir}/rules.d"}, **keys)
+
+
+def violation(cpu, window=None, memory=0, memory_pressure=0):
+    """The [violation] keys of a test policy: cpu in cores, window in
+    seconds, memory a size ("150M") or 0 (off); memory pressure off
+    unless given, as a busy machine's is no test's business.  None leaves
+    a key at the shipped value."""
+    return {"cpu": None if cpu is None else f"{cpu:g} cores",
+            "memory": memory,
+            "window": None if window is None else f"{window:g}s",
+            "memory_pressure": memory_pressure}
+
+
+def level(name=None, cpu=None, memory=None, stop=None, duration=None):
+    """A level of a test policy's ladder: cpu in cores, memory a size or
+    0 (none), stop True or False, duration a time ("10m"); a key left
+    None is the shipped level's."""
+    return {"name": name,
+            "cpu": None if cpu is None else f"{cpu:g} cores",
+            "memory": memory,
+            "stop": None if stop is None else ("yes" if stop else "no"),
+            "duration": duration}
+
+
+def throttled(cores, duration="10m"):
+    """Level 1 of the tests about a user throttled once: "throttled" at
+    cores for 10 minutes, nothing stopped."""
+    return level("throttled", cpu=cores, stop=False, duration=duration)
 
 
 def throttle_policy(cpu, window, throttle):
     """[violation] on CPU alone (cpu cores over window seconds) and one
-    level, "throttled" at throttle cores for 10 minutes: the policy of
-    the tests about a user throttled once."""
-    return f"""
-[violation]
-cpu = {cpu} cores
-memory = 0
-window = {window:g}s
-memory_pressure = 0
-[level 1]
-name = throttled
-cpu = {throttle} cores
-stop = no
-duration = 10m
-"""
+    level, "throttled" at throttle cores for 10 minutes: the sections of
+    the tests about a user throttled once, for policy(daemon, **them)."""
+    return {"violation": violation(cpu, window), "levels": [throttled(throttle)]}
+
+
+def policy(daemon=None, **sections):
+    """The text of a test daemon's drop-in (or of a config of its own):
+    [daemon] with the keys daemon holds (enforcing(), observing()), then
+    each section in the order given, a keyword its name and a dict its
+    keys ([violation] violation(), [notify], [exempt], [classes],
+    [share], [cluster]...); levels, a list of level()s, is the ladder,
+    [level 1] on.  A key whose value is None is left out."""
+    if daemon is not None:
+        sections = dict(daemon=daemon, **sections)
+    text = ""
+    for name, keys in sections.items():
+        if name == "levels":
+            for n, rung in enumerate(keys, 1):
+                text += section(f"level {n}", rung)
+        else:
+            text += section(name, keys)
+    return text
+
+
+def section(name, keys):
+    return f"[{name}]\n" + "".join(f"{k} = {v}\n" for k, v in keys.items() if v is not None)
+
+
+def write_config(path, **sections):
+    """A config file of policy(**sections)' text (for loginguardctl, say)."""
+    with open(path, "w") as f:
+        f.write(policy(**sections))
+    return path
+
 
 def write_rules(workdir, rules):
     """Rule objects as workdir/rules.d/test.rules (JSON lines)."""
@@ -336,13 +394,53 @@ def write_rules(workdir, rules):
         f.write("".join(json.dumps(r) + "\n" for r in rules))
 
 
+class Fixture:
+    """What a test makes for itself and removes again: test users (users;
+    none with users=False), a private work directory (workdir) and the
+    name of a cgroup_parent below this test's own cgroup (parent), whose
+    cgroups close() removes once a daemon has made them."""
+
+    def __init__(self, name, users=True):
+        self.users = TestUsers() if users else None
+        self.workdir = make_workdir()
+        self.parent = f"lgtest-{os.getpid()}-{name}"
+
+    def close(self):
+        try:
+            remove_cgroups(self.parent)
+        finally:
+            if self.users:
+                self.users.remove_all()
+            if not os.environ.get("LG_KEEP"):
+                shutil.rmtree(self.workdir, ignore_errors=True)
+
+    @classmethod
+    def of(cls, case, name=None, users=True):
+        """A fixture for case: a test class (from setUpClass) or a test
+        (from setUp), named for it unless name is given; its parts are
+        case.users, case.workdir and case.parent, removed after it (a
+        clean-up: after tearDownClass or tearDown, and after a set-up
+        that failed)."""
+        whole_class = isinstance(case, type)
+        fixture = cls(name or (case.__name__ if whole_class else type(case).__name__).lower(),
+                      users)
+        (case.addClassCleanup if whole_class else case.addCleanup)(fixture.close)
+        case.fixture = fixture
+        if users:
+            case.users = fixture.users
+        case.workdir = fixture.workdir
+        case.parent = fixture.parent
+        return fixture
+
+
 class DaemonTestCase(unittest.TestCase):
     """A class of tests sharing one daemon: test users, a private work
     directory holding the class's rules (workdir/rules.d/test.rules) and a
-    cgroup_parent named for the class, below this test's own cgroup; all
-    removed again afterwards.  A subclass gives policy() (the drop-in, for
-    cls.workdir and cls.parent), and may give daemon_rules() and prepare()
-    (files the daemon needs before it starts); every test gets self.procs."""
+    cgroup_parent named for the class, below this test's own cgroup (a
+    Fixture); all removed again afterwards.  A subclass gives policy()
+    (the drop-in, for cls.workdir and cls.parent: policy()'s text), and
+    may give daemon_rules() and prepare() (files the daemon needs before
+    it starts); every test gets self.procs."""
 
     @classmethod
     def policy(cls):
@@ -362,22 +460,14 @@ class DaemonTestCase(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.users = TestUsers()
-        cls.workdir = make_workdir()
-        cls.parent = f"lgtest-{os.getpid()}-{cls.__name__.lower()}"
+        Fixture.of(cls)
         write_rules(cls.workdir, cls.daemon_rules())
         cls.spin = private_copy(SPIN, cls.workdir, "spin")
         cls.prepare()
         cls.daemon = cls.make_daemon()
+        # (Stopped before the fixture goes: clean-ups run last first.)
+        cls.addClassCleanup(cls.daemon.stop)
         cls.daemon.start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.daemon.stop()
-        remove_cgroups(cls.parent)
-        cls.users.remove_all()
-        if not os.environ.get("LG_KEEP"):
-            shutil.rmtree(cls.workdir, ignore_errors=True)
 
     def setUp(self):
         self.procs = Processes()

@@ -21,7 +21,7 @@ from collections import Counter
 import lgtest
 import pgserver
 from clusternode import CTL, Node
-from lgtest import TestUsers, wait_for
+from lgtest import wait_for
 from pgserver import NODE, OWNER
 
 SAMPLE = 0.5
@@ -35,19 +35,13 @@ FLAG_TIMEOUT = WINDOW + HANG
 
 
 def policy(parent, workdir, conninfo, name):
-    return lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE}s",
-                            scan_interval="2s", events_per_user=0) + \
-        lgtest.throttle_policy(CPU, WINDOW, THROTTLE) + f"""
-[level 2]
-name = restricted
-cpu = 0.2 cores
-stop = no
-duration = 10m
-[cluster]
-database = {conninfo}
-node = {name}
-link_user = {lgtest.LINK_USER}
-"""
+    return lgtest.policy(
+        lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE}s", scan_interval="2s",
+                         events_per_user=0),
+        violation=lgtest.violation(CPU, WINDOW),
+        levels=[lgtest.throttled(THROTTLE),
+                lgtest.level("restricted", cpu=0.2, stop=False, duration="10m")],
+        cluster={"database": conninfo, "node": name, "link_user": lgtest.LINK_USER})
 
 
 def event_key(e):
@@ -59,8 +53,7 @@ class TwoNodes(unittest.TestCase):
     def setUpClass(cls):
         if not pgserver.available():
             raise unittest.SkipTest("PostgreSQL 15 (postgresql-15) is not installed")
-        cls.users = TestUsers()
-        cls.addClassCleanup(cls.users.remove_all)
+        lgtest.Fixture.of(cls)
         cls.users.add_link_user()
         cls.server = pgserver.PgServer()
         cls.addClassCleanup(cls.server.teardown)
@@ -82,10 +75,8 @@ class TwoNodes(unittest.TestCase):
 
     @classmethod
     def owner_config(cls):
-        path = os.path.join(cls.server.dir, "owner.conf")
-        with open(path, "w") as f:
-            f.write(f"[cluster]\ndatabase = {cls.server.conninfo(OWNER)}\n")
-        return path
+        return lgtest.write_config(os.path.join(cls.server.dir, "owner.conf"),
+                                   cluster={"database": cls.server.conninfo(OWNER)})
 
     def tearDown(self):
         self.a.procs.stop_all()

@@ -8,7 +8,6 @@ the node's role)."""
 
 import json
 import os
-import shutil
 import subprocess
 import unittest
 
@@ -50,10 +49,7 @@ class ClusterCtl(unittest.TestCase):
     def setUpClass(cls):
         if not pgserver.available():
             raise unittest.SkipTest("PostgreSQL 15 (postgresql-15) is not installed")
-        cls.users = lgtest.TestUsers()
-        cls.addClassCleanup(cls.users.remove_all)
-        cls.workdir = lgtest.make_workdir()
-        cls.addClassCleanup(shutil.rmtree, cls.workdir, ignore_errors=True)
+        lgtest.Fixture.of(cls)
         cls.server = pgserver.PgServer()
         cls.addClassCleanup(cls.server.teardown)
         cls.alice = cls.users.add("lgtestca")
@@ -66,10 +62,9 @@ class ClusterCtl(unittest.TestCase):
         (the owner's, by the passfile, unless given; "" for none)."""
         if database is None:
             database = self.server.conninfo(OWNER)
-        conf = os.path.join(self.workdir, "loginguard.conf")
-        with open(conf, "w") as f:
-            f.write("[cluster]\n" + (f"database = {database}\nnode = login1\n" if database
-                                     else ""))
+        conf = lgtest.write_config(os.path.join(self.workdir, "loginguard.conf"),
+                                   cluster={"database": database, "node": "login1"}
+                                   if database else {})
         p = subprocess.run([CTL, "--config", conf] + list(args), capture_output=True,
                            text=True, timeout=timeout, cwd="/")
         return p.returncode, p.stdout, p.stderr
@@ -321,9 +316,8 @@ VALUES ({u}, nextval('loginguard.rev'), 2, 1, {far}, 3, 0, 'login2', 1),
                 e = dict(e)
                 del e["node"]
                 f.write(json.dumps(e) + "\n")
-        conf = os.path.join(self.workdir, "local.conf")
-        with open(conf, "w") as f:
-            f.write(f"[daemon]\nevent_log = {log}\n")
+        conf = lgtest.write_config(os.path.join(self.workdir, "local.conf"),
+                                   daemon={"event_log": log})
         p = subprocess.run([CTL, "--config", conf, "events", "--user", "lgtestca",
                             "--kind", "violation"], capture_output=True, text=True,
                            timeout=lgtest.HANG)

@@ -18,7 +18,6 @@ import pwd
 import queue
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 import unittest
@@ -119,14 +118,11 @@ class ClusterLink(unittest.TestCase):
     def setUpClass(cls):
         if not pgserver.available():
             raise unittest.SkipTest("no PostgreSQL 15 server binaries or no postgres user")
-        cls.users = lgtest.TestUsers()
-        cls.addClassCleanup(cls.users.remove_all)
+        lgtest.Fixture.of(cls)
         cls.users.add_link_user()
         cls.server = pgserver.PgServer()
-        cls.workdir = tempfile.mkdtemp(prefix="lgtest.")
-        conf = os.path.join(cls.workdir, "loginguard.conf")
-        with open(conf, "w") as f:
-            f.write(f"[cluster]\ndatabase = {cls.server.conninfo(pgserver.OWNER)}\n")
+        conf = lgtest.write_config(os.path.join(cls.workdir, "loginguard.conf"),
+                                   cluster={"database": cls.server.conninfo(pgserver.OWNER)})
         p = subprocess.run([CTL, "--config", conf, "cluster", "init", "--grant", pgserver.NODE],
                            capture_output=True, text=True, timeout=60)
         if p.returncode != 0:
@@ -140,7 +136,6 @@ class ClusterLink(unittest.TestCase):
         for link in cls.links:
             link.kill()
         cls.server.teardown()
-        subprocess.run(["rm", "-rf", cls.workdir])
 
     def link(self, node, database=None):
         link = Link(database or self.node_db, node)

@@ -9,7 +9,6 @@ root, and a link_user that is root starts no link (issue 19)."""
 
 import json
 import os
-import shutil
 import subprocess
 
 import lgtest
@@ -29,13 +28,11 @@ CTL = os.path.join(lgtest.TOP_BUILDDIR, "tools", "loginguardctl")
 class ClusterAlone(lgtest.DaemonTestCase):
     @classmethod
     def policy(cls):
-        return (lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s")
-                + lgtest.throttle_policy(CPU, WINDOW, THROTTLE) + f"""
-[cluster]
-database = {DATABASE}
-node = {NODE}
-link_user = {lgtest.LINK_USER}
-""")
+        return lgtest.policy(lgtest.enforcing(cls.parent, cls.workdir,
+                                              sample_interval=f"{SAMPLE:g}s"),
+                             **lgtest.throttle_policy(CPU, WINDOW, THROTTLE),
+                             cluster={"database": DATABASE, "node": NODE,
+                                      "link_user": lgtest.LINK_USER})
 
     @classmethod
     def setUpClass(cls):
@@ -143,19 +140,13 @@ link_user = {lgtest.LINK_USER}
         self.assertIn("does not run as root", p.stderr)
 
     def test_a_root_link_user_is_refused(self):
-        workdir = lgtest.make_workdir()
-        self.addCleanup(shutil.rmtree, workdir, ignore_errors=True)
+        fixture = lgtest.Fixture("rootlink", users=False)
+        self.addCleanup(fixture.close)
+        workdir = fixture.workdir
         lgtest.write_rules(workdir, [])
-        daemon = lgtest.Daemon(workdir, f"""
-[daemon]
-mode = observe
-min_uid = {lgtest.TEST_UID_MIN}
-rules_dirs = {workdir}/rules.d
-[cluster]
-database = {DATABASE}
-node = {NODE}
-link_user = root
-""")
+        daemon = lgtest.Daemon(workdir, lgtest.policy(
+            lgtest.observing(None, workdir, sample_interval=None, scan_interval=None),
+            cluster={"database": DATABASE, "node": NODE, "link_user": "root"}))
         daemon.start()
         self.addCleanup(daemon.stop)
         e = daemon.wait_event(HANG, event="cluster_link_error")

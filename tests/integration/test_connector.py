@@ -22,13 +22,10 @@ HANG = lgtest.HANG
 def policy(parent, workdir, connector, scan, sample=SAMPLE, mode="enforce"):
     # [violation] cpu well above what the light miner uses: nothing about
     # its usage makes the daemon look at its user's processes.
-    return lgtest.enforcing(parent, workdir, sample_interval=f"{sample:g}s",
-                            scan_interval=scan, proc_connector=connector, mode=mode) + """
-[violation]
-cpu = 4 cores
-memory = 0
-memory_pressure = 0
-"""
+    return lgtest.policy(lgtest.enforcing(parent, workdir, sample_interval=f"{sample:g}s",
+                                          scan_interval=scan, proc_connector=connector,
+                                          mode=mode),
+                         violation=lgtest.violation(4))
 
 
 class Base(lgtest.DaemonTestCase):

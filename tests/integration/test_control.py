@@ -57,9 +57,9 @@ class ControlCase(lgtest.DaemonTestCase):
 class Control(ControlCase):
     @classmethod
     def policy(cls):
-        return (lgtest.enforcing(cls.parent, cls.workdir, admin_group=ADMIN_GROUP,
-                                 sample_interval=f"{SAMPLE:g}s")
-                + lgtest.throttle_policy(CPU, WINDOW, THROTTLE))
+        return lgtest.policy(lgtest.enforcing(cls.parent, cls.workdir, admin_group=ADMIN_GROUP,
+                                              sample_interval=f"{SAMPLE:g}s"),
+                             **lgtest.throttle_policy(CPU, WINDOW, THROTTLE))
 
     def user_dir(self, uid):
         return os.path.join(lgtest.cgroup_dirs(self.parent)["cpu"], f"user-{uid}")
@@ -272,9 +272,9 @@ class SlowDirectory(ControlCase):
 
     @classmethod
     def policy(cls):
-        return (lgtest.enforcing(cls.parent, cls.workdir, admin_group=ADMIN_GROUP,
-                                 sample_interval=f"{SAMPLE:g}s")
-                + lgtest.throttle_policy(CPU, WINDOW, THROTTLE))
+        return lgtest.policy(lgtest.enforcing(cls.parent, cls.workdir, admin_group=ADMIN_GROUP,
+                                              sample_interval=f"{SAMPLE:g}s"),
+                             **lgtest.throttle_policy(CPU, WINDOW, THROTTLE))
 
     @classmethod
     def prepare(cls):
@@ -339,7 +339,8 @@ class Flood(ControlCase):
 
     @classmethod
     def policy(cls):
-        return lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s")
+        return lgtest.policy(lgtest.enforcing(cls.parent, cls.workdir,
+                                              sample_interval=f"{SAMPLE:g}s"))
 
     def run_kind(self, make, shut=False, threads=8):
         """COUNT connections, each sending make(i); the replies."""

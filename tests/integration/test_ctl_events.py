@@ -64,17 +64,7 @@ class Follower:
 class EventsCase(lgtest.DaemonTestCase):
     @classmethod
     def policy(cls):
-        return f"""
-[daemon]
-mode = observe
-cgroup_parent = {cls.parent}
-sample_interval = 1s
-scan_interval = 5s
-min_uid = {lgtest.TEST_UID_MIN}
-rules_dirs = {cls.workdir}/rules.d
-[notify]
-channels =
-"""
+        return lgtest.policy(lgtest.observing(cls.parent, cls.workdir), notify={"channels": ""})
 
     def ctl(self, *args, user=None):
         def become():

@@ -23,10 +23,7 @@ def policy(parent, workdir, rules_dirs=None, state_dir=None):
         keys["rules_dirs"] = rules_dirs
     if state_dir:
         keys["state_dir"] = state_dir
-    return lgtest.enforcing(parent, workdir, **keys) + """
-[notify]
-channels =
-"""
+    return lgtest.policy(lgtest.enforcing(parent, workdir, **keys), notify={"channels": ""})
 
 
 def run_second(conf):
@@ -50,17 +47,16 @@ class OneInstance(lgtest.DaemonTestCase):
         self.assertIsNone(self.daemon.proc.poll(), "the first daemon was disturbed")
 
     def test_a_second_daemon_on_the_same_cgroups_refuses_to_start(self):
-        other = lgtest.make_workdir()
-        try:
-            os.makedirs(f"{other}/rules.d")
-            second = Daemon(other, policy(self.parent, other, state_dir=f"{other}/state"))
-            code, err = run_second(second.conf)
-            self.assertEqual(code, 1)
-            self.assertIn(f"another loginguardd (pid {self.daemon.proc.pid})", err)
-            self.assertIn("cgroups", err)
-            self.assertIsNone(self.daemon.proc.poll(), "the first daemon was disturbed")
-        finally:
-            shutil.rmtree(other, ignore_errors=True)
+        fixture = lgtest.Fixture("second", users=False)
+        self.addCleanup(fixture.close)
+        other = fixture.workdir
+        os.makedirs(f"{other}/rules.d")
+        second = Daemon(other, policy(self.parent, other, state_dir=f"{other}/state"))
+        code, err = run_second(second.conf)
+        self.assertEqual(code, 1)
+        self.assertIn(f"another loginguardd (pid {self.daemon.proc.pid})", err)
+        self.assertIn("cgroups", err)
+        self.assertIsNone(self.daemon.proc.poll(), "the first daemon was disturbed")
 
 
 def hostile_argv():
@@ -117,13 +113,11 @@ class HungNotices(lgtest.DaemonTestCase):
         # events_per_user 0: all of the hung user's events are in the log
         # (a program stopped every 0.3 s, and the notices), however long
         # the test takes on a busy machine.
-        return lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s",
-                                events_per_user=0) + f"""
-[notify]
-channels = desktop, email
-sendmail = {cls.workdir}/hung-sendmail -i -t
-rate_limit = 0s
-"""
+        return lgtest.policy(lgtest.enforcing(cls.parent, cls.workdir,
+                                              sample_interval=f"{SAMPLE:g}s", events_per_user=0),
+                             notify={"channels": "desktop, email",
+                                     "sendmail": f"{cls.workdir}/hung-sendmail -i -t",
+                                     "rate_limit": "0s"})
 
     @classmethod
     def daemon_rules(cls):
@@ -249,18 +243,11 @@ class DescriptorFarm(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s",
-                                scan_interval=f"{cls.SCAN:g}s", mode=cls.mode) + """
-[share]
-tasks = 4096
-[violation]
-cpu = 0.5 cores
-memory = 0
-window = 2s
-memory_pressure = 0
-[notify]
-channels =
-"""
+        return lgtest.policy(lgtest.enforcing(cls.parent, cls.workdir,
+                                              sample_interval=f"{SAMPLE:g}s",
+                                              scan_interval=f"{cls.SCAN:g}s", mode=cls.mode),
+                             share={"tasks": 4096}, violation=lgtest.violation(0.5, 2),
+                             notify={"channels": ""})
 
     @classmethod
     def make_daemon(cls):

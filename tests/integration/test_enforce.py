@@ -4,13 +4,12 @@ real signals, real test users (issue: enforcement acceptance)."""
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import unittest
 
 import lgtest
-from lgtest import Daemon, Processes, TestUsers, wait_for
+from lgtest import Daemon, Processes, wait_for
 
 SAMPLE = 0.5
 WINDOW = 2.0
@@ -23,34 +22,19 @@ FLAG_TIMEOUT = WINDOW + lgtest.HANG
 HANG = lgtest.HANG
 
 
-def policy(parent, workdir):
-    return lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE:g}s") + f"""
-[classes]
-exempt_cpu = 0.1 cores
-[violation]
-cpu = {CPU} cores
-memory = 150M
-window = {WINDOW:g}s
-memory_pressure = 0
-[exempt]
-users = lgtestex
-[level 1]
-name = throttled
-cpu = {THROTTLE} cores
-memory = {MEMORY_LIMIT_MB}M
-stop = no
-duration = {LEVEL1_SECONDS}s
-[level 2]
-name = restricted
-cpu = 0.15 cores
-memory = {MEMORY_LIMIT_MB}M
-stop = yes
-duration = 1m
-# The shipped ladder's third level, tightened to the test's sizes.
-[level 3]
-cpu = 0.15 cores
-memory = {MEMORY_LIMIT_MB}M
-"""
+def policy(parent, workdir, level1=f"{LEVEL1_SECONDS}s"):
+    """The ladder: level 1 for level1 (a time), then the shipped ladder's
+    second and third levels, tightened to the test's sizes."""
+    memory = f"{MEMORY_LIMIT_MB}M"
+    return lgtest.policy(
+        lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE:g}s"),
+        classes={"exempt_cpu": "0.1 cores"},
+        violation=lgtest.violation(CPU, WINDOW, memory="150M"),
+        exempt={"users": "lgtestex"},
+        levels=[lgtest.level("throttled", cpu=THROTTLE, memory=memory, stop=False,
+                             duration=level1),
+                lgtest.level("restricted", cpu=0.15, memory=memory, stop=True, duration="1m"),
+                lgtest.level(cpu=0.15, memory=memory)])
 
 
 def rules(workdir):
@@ -218,20 +202,12 @@ class MemoryHeldWhereItIs(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s") + f"""
-[violation]
-cpu = 0
-memory = 150M
-window = {WINDOW:g}s
-memory_pressure = 0
-[level 1]
-name = throttled
-memory = {MEMORY_LIMIT_MB}M
-stop = no
-duration = 10m
-[notify]
-channels =
-"""
+        return lgtest.policy(
+            lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s"),
+            violation=lgtest.violation(0, WINDOW, memory="150M"),
+            levels=[lgtest.level("throttled", memory=f"{MEMORY_LIMIT_MB}M", stop=False,
+                                 duration="10m")],
+            notify={"channels": ""})
 
     def test_a_memory_level_below_what_is_held_holds_it_there(self):
         user = self.users.add("lgtest9")
@@ -297,10 +273,8 @@ class OwnDaemon(unittest.TestCase):
     name = "own"
 
     def setUp(self):
-        self.users = TestUsers()
+        lgtest.Fixture.of(self, self.name)
         self.procs = Processes()
-        self.workdir = lgtest.make_workdir()
-        self.parent = f"lgtest-{os.getpid()}-{self.name}"
         lgtest.write_rules(self.workdir, rules(self.workdir))
         self.daemon = None
 
@@ -309,9 +283,6 @@ class OwnDaemon(unittest.TestCase):
             self.daemon.stop()
         self.procs.stop_all()
         lgtest.assert_none_left(self.procs.uids | self.users.uids(), self.id())
-        lgtest.remove_cgroups(self.parent)
-        self.users.remove_all()
-        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 class ArrivedOutside(OwnDaemon):
@@ -358,8 +329,9 @@ class ArrivedOutside(OwnDaemon):
         or the one after it that the user directory's first answer about
         the user brings forward (until then the daemon cannot tell whether
         the user is protected)."""
-        self.start_daemon(lgtest.enforcing(self.parent, self.workdir, sample_interval="240s",
-                                           scan_interval="240s"))
+        self.start_daemon(lgtest.policy(lgtest.enforcing(self.parent, self.workdir,
+                                                         sample_interval="240s",
+                                                         scan_interval="240s")))
         user = self.users.add("lgtest39")
         # The start-up sample is behind us: the next is four minutes away.
         wait_for(lambda: self.daemon.samples() >= 1, HANG, "the first sample")
@@ -377,8 +349,8 @@ class Restart(OwnDaemon):
     name = "restart"
 
     def test_kill_9_keeps_the_penalty(self):
-        daemon = self.daemon = Daemon(self.workdir, policy(self.parent, self.workdir).replace(
-            f"duration = {LEVEL1_SECONDS}s", "duration = 10m"))
+        daemon = self.daemon = Daemon(self.workdir, policy(self.parent, self.workdir,
+                                                           level1="10m"))
         daemon.start()
         user = self.users.add("lgtest6")
         spin = lgtest.private_copy(lgtest.SPIN, self.workdir, "spin")

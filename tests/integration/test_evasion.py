@@ -39,24 +39,13 @@ HELPERS = os.path.join(lgtest.TOP_BUILDDIR, "tests", "helpers")
 
 
 def policy(parent, workdir):
-    return lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE:g}s",
-                            scan_interval=f"{SCAN:g}s") + f"""
-[classes]
-exempt_cpu = 0.1 cores
-[violation]
-cpu = {CPU} cores
-memory = 0
-window = {WINDOW:g}s
-memory_pressure = 0
-[level 1]
-name = throttled
-cpu = {THROTTLE} cores
-memory = 0
-stop = no
-duration = 1m
-[notify]
-channels =
-"""
+    return lgtest.policy(lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE:g}s",
+                                          scan_interval=f"{SCAN:g}s"),
+                         classes={"exempt_cpu": "0.1 cores"},
+                         violation=lgtest.violation(CPU, WINDOW),
+                         levels=[lgtest.level("throttled", cpu=THROTTLE, memory=0, stop=False,
+                                              duration="1m")],
+                         notify={"channels": ""})
 
 
 def delegated_cgroup(name, user):
@@ -242,18 +231,9 @@ class ShortLived(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return f"""
-[daemon]
-mode = observe
-sample_interval = {cls.interval:g}s
-scan_interval = 30s
-min_uid = {lgtest.TEST_UID_MIN}
-[violation]
-cpu = {CPU} cores
-memory = 0
-window = {cls.window:g}s
-memory_pressure = 0
-"""
+        return lgtest.policy(lgtest.observing(sample_interval=f"{cls.interval:g}s",
+                                              scan_interval="30s"),
+                             violation=lgtest.violation(CPU, cls.window))
 
     @classmethod
     def prepare(cls):
@@ -325,18 +305,9 @@ class SleepingMemory(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return f"""
-[daemon]
-mode = observe
-sample_interval = {SAMPLE:g}s
-scan_interval = {SCAN:g}s
-min_uid = {lgtest.TEST_UID_MIN}
-[violation]
-cpu = 0
-memory = 200M
-window = {WINDOW:g}s
-memory_pressure = 0
-"""
+        return lgtest.policy(lgtest.observing(sample_interval=f"{SAMPLE:g}s",
+                                              scan_interval=f"{SCAN:g}s"),
+                             violation=lgtest.violation(0, WINDOW, memory="200M"))
 
     @classmethod
     def prepare(cls):
@@ -383,16 +354,11 @@ class SharedMemory(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s",
-                                scan_interval=f"{SCAN:g}s") + f"""
-[violation]
-cpu = 0
-memory = 200M
-window = {WINDOW:g}s
-memory_pressure = 0
-[notify]
-channels =
-"""
+        return lgtest.policy(lgtest.enforcing(cls.parent, cls.workdir,
+                                              sample_interval=f"{SAMPLE:g}s",
+                                              scan_interval=f"{SCAN:g}s"),
+                             violation=lgtest.violation(0, WINDOW, memory="200M"),
+                             notify={"channels": ""})
 
     def test_a_file_in_dev_shm_counts_after_its_writer_ended(self):
         user = self.users.add("lgtest19")

@@ -6,13 +6,12 @@ files stops neither sampling nor enforcement."""
 import errno
 import json
 import os
-import shutil
 import signal
 import subprocess
 import unittest
 
 import lgtest
-from lgtest import Daemon, Processes, TestUsers, wait_for
+from lgtest import Daemon, Processes, wait_for
 
 SAMPLE = 0.5
 HANG = lgtest.HANG
@@ -34,19 +33,10 @@ def flood_argv(program):
 
 
 def observing(parent, workdir, per_user):
-    return f"""
-[daemon]
-mode = observe
-cgroup_parent = {parent}
-sample_interval = {SAMPLE:g}s
-scan_interval = 5s
-min_uid = {lgtest.TEST_UID_MIN}
-rules_dirs = {workdir}/rules.d
-events_per_user = {per_user}
-events_interval = {INTERVAL}s
-[notify]
-channels =
-"""
+    return lgtest.policy(lgtest.observing(parent, workdir, sample_interval=f"{SAMPLE:g}s",
+                                          events_per_user=per_user,
+                                          events_interval=f"{INTERVAL}s"),
+                         notify={"channels": ""})
 
 
 def metric(daemon, name):
@@ -151,34 +141,21 @@ class FullDisk(unittest.TestCase):
     on a small tmpfs of the test's own that the test fills up."""
 
     def setUp(self):
-        self.users = TestUsers()
+        lgtest.Fixture.of(self, "fulldisk")
         self.procs = Processes()
-        self.workdir = lgtest.make_workdir()
-        self.parent = f"lgtest-{os.getpid()}-fulldisk"
         self.disk = os.path.join(self.workdir, "disk")
         mount_tmpfs(self.disk, "1m")
         self.addCleanup(self.unmount)
         lgtest.write_rules(self.workdir, [
             {"name": "test-miner", "class": "forbidden", "comm": "lgminer"}])
-        self.daemon = Daemon(self.workdir, lgtest.enforcing(
-            self.parent, self.workdir, event_log=f"{self.disk}/events.jsonl",
-            state_dir=f"{self.disk}/state", sample_interval=f"{SAMPLE:g}s") + """
-# A violation by memory: however busy the node's cores are, the hog's
-# memory is above the threshold.
-[violation]
-cpu = 0 cores
-memory = 100M
-window = 2s
-memory_pressure = 0
-[level 1]
-name = throttled
-cpu = 0.5 cores
-memory = 0
-stop = no
-duration = 10m
-[notify]
-channels = login
-""", start_timeout=HANG)
+        # A violation by memory: however busy the node's cores are, the
+        # hog's memory is above the threshold.
+        self.daemon = Daemon(self.workdir, lgtest.policy(
+            lgtest.enforcing(self.parent, self.workdir, event_log=f"{self.disk}/events.jsonl",
+                             state_dir=f"{self.disk}/state", sample_interval=f"{SAMPLE:g}s"),
+            violation=lgtest.violation(0, 2, memory="100M"),
+            levels=[lgtest.level("throttled", cpu=0.5, memory=0, stop=False, duration="10m")],
+            notify={"channels": "login"}), start_timeout=HANG)
         self.daemon.events_path = f"{self.disk}/events.jsonl"
 
     def unmount(self):
@@ -189,10 +166,7 @@ channels = login
         self.daemon.stop()
         self.procs.stop_all()
         lgtest.assert_none_left(self.procs.uids | self.users.uids(), self.id())
-        lgtest.remove_cgroups(self.parent)
-        self.users.remove_all()
         self.unmount()
-        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def said(self, *parts):
         """How many lines the daemon said on its terminal with all of parts."""

@@ -60,10 +60,10 @@ def promtool_check(text):
 class Metrics(lgtest.DaemonTestCase):
     @classmethod
     def policy(cls):
-        return lgtest.enforcing(cls.parent, cls.workdir, admin_group=ADMIN_GROUP,
-                                metrics_file=cls.metrics_file,
-                                sample_interval=f"{SAMPLE:g}s") + \
-            lgtest.throttle_policy(CPU, WINDOW, THROTTLE)
+        return lgtest.policy(lgtest.enforcing(cls.parent, cls.workdir, admin_group=ADMIN_GROUP,
+                                              metrics_file=cls.metrics_file,
+                                              sample_interval=f"{SAMPLE:g}s"),
+                             **lgtest.throttle_policy(CPU, WINDOW, THROTTLE))
 
     @classmethod
     def prepare(cls):

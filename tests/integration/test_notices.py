@@ -30,36 +30,22 @@ FLAG_TIMEOUT = WINDOW + HANG
 HOSTILE_ARGS = ["a b", "it's", '"q"', "$(touch /tmp/lgtest-owned)", "`id`", "x\ny", "", "*"]
 
 
-def policy(parent, workdir):
-    return lgtest.enforcing(parent, workdir, stop_grace="1s",
-                            sample_interval=f"{SAMPLE:g}s") + f"""
-[violation]
-cpu = {CPU} cores
-memory = 0
-window = {WINDOW:g}s
-memory_pressure = 0
-[level 1]
-name = throttled
-cpu = {THROTTLE} cores
-memory = 1G
-stop = no
-duration = 10m
-[level 2]
-name = restricted
-cpu = 0.1 cores
-stop = yes
-duration = 10m
-[level 3]
-duration = 10m
-[notify]
-channels = tty, email, login
-sendmail = {workdir}/sendmail -i -t
-email_domain = example.org
-rate_limit = 1h
-batch_partition = compute
-interactive_partition = debug
-docs_url = https://hpc.example.org/login-nodes
-"""
+def policy(parent, workdir, **notify):
+    """The policy of the notices' tests; notify adds [notify] keys."""
+    return lgtest.policy(
+        lgtest.enforcing(parent, workdir, stop_grace="1s", sample_interval=f"{SAMPLE:g}s"),
+        violation=lgtest.violation(CPU, WINDOW),
+        levels=[lgtest.level("throttled", cpu=THROTTLE, memory="1G", stop=False,
+                             duration="10m"),
+                lgtest.level("restricted", cpu=0.1, stop=True, duration="10m"),
+                lgtest.level(duration="10m")],
+        notify=dict({"channels": "tty, email, login",
+                     "sendmail": f"{workdir}/sendmail -i -t",
+                     "email_domain": "example.org",
+                     "rate_limit": "1h",
+                     "batch_partition": "compute",
+                     "interactive_partition": "debug",
+                     "docs_url": "https://hpc.example.org/login-nodes"}, **notify))
 
 
 # A capturing sendmail: each message into its own file, argv on line one.
@@ -223,7 +209,7 @@ class ChartedMail(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return policy(cls.parent, cls.workdir) + "email_chart = yes\n"
+        return policy(cls.parent, cls.workdir, email_chart="yes")
 
     daemon_rules = classmethod(Notices.daemon_rules.__func__)
     prepare = classmethod(Notices.prepare.__func__)

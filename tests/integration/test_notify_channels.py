@@ -18,7 +18,7 @@ import time
 import unittest
 
 import lgtest
-from lgtest import Processes, TestUsers, wait_for
+from lgtest import Processes, wait_for
 
 NOTIFY = os.path.join(lgtest.TOP_BUILDDIR, "tests", "helpers", "lg-notify")
 HANG = lgtest.HANG
@@ -46,15 +46,9 @@ def unread(fd):
 class Tty(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.users = TestUsers()
+        lgtest.Fixture.of(cls)
         cls.alice = cls.users.add("lgtestalice")
         cls.bob = cls.users.add("lgtestbob")
-        cls.workdir = lgtest.make_workdir()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.users.remove_all()
-        subprocess.run(["rm", "-rf", cls.workdir], check=False)
 
     def setUp(self):
         self.procs = Processes()
@@ -233,10 +227,9 @@ class Desktop(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         import dbus
-        cls.users = TestUsers()
+        lgtest.Fixture.of(cls)
         cls.alice = cls.users.add("lgtestalice")
         cls.bob = cls.users.add("lgtestbob")
-        cls.workdir = lgtest.make_workdir()
         cls.procs = Processes()
         cls.runtime = cls.user_dir("run-alice", cls.alice)
         socket_path = os.path.join(cls.runtime, "bus")
@@ -269,8 +262,6 @@ class Desktop(unittest.TestCase):
         cls.mock_log.close()
         cls.procs.stop_all()
         lgtest.assert_none_left(cls.users.uids(), cls.__name__)
-        cls.users.remove_all()
-        subprocess.run(["rm", "-rf", cls.workdir], check=False)
 
     @classmethod
     def user_dir(cls, name, user):
@@ -373,7 +364,7 @@ class Desktop(unittest.TestCase):
 class Email(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.workdir = lgtest.make_workdir()
+        lgtest.Fixture.of(cls, users=False)
         cls.capture = os.path.join(cls.workdir, "sendmail")
         with open(cls.capture, "w") as f:
             f.write(f"""#!/bin/sh
@@ -381,10 +372,6 @@ printf '%s\\n' "$@" > {cls.workdir}/argv
 cat > {cls.workdir}/message
 """)
         os.chmod(cls.capture, 0o755)
-
-    @classmethod
-    def tearDownClass(cls):
-        subprocess.run(["rm", "-rf", cls.workdir], check=False)
 
     def captured(self):
         with open(os.path.join(self.workdir, "argv")) as f:

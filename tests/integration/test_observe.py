@@ -2,38 +2,32 @@
 users running real CPU hogs (issue: foundation acceptance)."""
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import unittest
 
 import lgtest
-from lgtest import Daemon, Processes, TestUsers
+from lgtest import Daemon, Processes
 
 SAMPLE = 0.5   # seconds, [daemon] sample_interval below
 WINDOW = 3.0   # seconds, [violation] window below
 CPU = 0.5      # cores, [violation] cpu below
-# The hogs: spin 2 (two busy threads) gets a core even when something
-# else on this 2-core machine takes the other: twice the threshold.
-POLICY = f"""
-[daemon]
-mode = observe
-cgroup_parent = {{parent}}
-sample_interval = {SAMPLE:g}s
-scan_interval = 5s
-min_uid = {lgtest.TEST_UID_MIN}
-[violation]
-cpu = {CPU} cores
-window = {WINDOW:g}s
-"""
 FLAG_TIMEOUT = WINDOW + lgtest.HANG
+
+
+def policy(parent):
+    # The hogs: spin 2 (two busy threads) gets a core even when something
+    # else on this 2-core machine takes the other: twice the threshold.
+    return lgtest.policy(lgtest.observing(parent, sample_interval=f"{SAMPLE:g}s"),
+                         violation=lgtest.violation(CPU, WINDOW, memory=None,
+                                                    memory_pressure=None))
 
 
 class ObserveMode(lgtest.DaemonTestCase):
     @classmethod
     def policy(cls):
-        return POLICY.format(parent=cls.parent)
+        return policy(cls.parent)
 
     def flagged(self, uid):
         """uid's violation, after a whole window above the threshold."""
@@ -136,14 +130,11 @@ class ObserveMode(lgtest.DaemonTestCase):
 
 class ConfigHandling(unittest.TestCase):
     def setUp(self):
-        self.workdir = lgtest.make_workdir()
-        self.users = TestUsers()
+        lgtest.Fixture.of(self, "config")
         self.procs = Processes()
 
     def tearDown(self):
         self.procs.stop_all()
-        self.users.remove_all()
-        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def check(self, conf):
         return subprocess.run([lgtest.DAEMON, "--check-config", "--config", conf],
@@ -194,7 +185,7 @@ class ConfigHandling(unittest.TestCase):
                       result.stderr)
 
     def test_bad_reload_keeps_running_policy(self):
-        daemon = Daemon(self.workdir, POLICY.format(parent=f"lgtest-{os.getpid()}-config"))
+        daemon = Daemon(self.workdir, policy(self.parent))
         daemon.start()
         try:
             daemon.write_dropin("50-bad.conf", "[violation]\nwindow = 1h\ncpu = 2 cors\n")
@@ -221,7 +212,7 @@ class ConfigHandling(unittest.TestCase):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         sock.bind(path)
         sock.settimeout(lgtest.HANG)
-        daemon = Daemon(self.workdir, POLICY.format(parent=f"lgtest-{os.getpid()}-notify"),
+        daemon = Daemon(self.workdir, policy(f"lgtest-{os.getpid()}-notify"),
                         env=dict(os.environ, NOTIFY_SOCKET=path))
         try:
             daemon.start()

@@ -73,12 +73,10 @@ class Standing(PamCase):
 
     @classmethod
     def policy(cls):
-        return (lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s")
-                + lgtest.throttle_policy(CPU, WINDOW, THROTTLE) + f"""
-[notify]
-channels = login
-login_banner = {BANNER}
-""")
+        return lgtest.policy(lgtest.enforcing(cls.parent, cls.workdir,
+                                              sample_interval=f"{SAMPLE:g}s"),
+                             **lgtest.throttle_policy(CPU, WINDOW, THROTTLE),
+                             notify={"channels": "login", "login_banner": BANNER})
 
     def throttled_hog(self, name):
         user = self.users.add(name)
@@ -192,12 +190,8 @@ class DenyLevel(PamCase):
 
     @classmethod
     def policy(cls):
-        return lgtest.enforcing(cls.parent, cls.workdir, admin_group=ADMIN) + f"""
-[exempt]
-users = {EXEMPT}
-[notify]
-channels =
-"""
+        return lgtest.policy(lgtest.enforcing(cls.parent, cls.workdir, admin_group=ADMIN),
+                             exempt={"users": EXEMPT}, notify={"channels": ""})
 
     @classmethod
     def prepare(cls):

@@ -254,18 +254,11 @@ class Case(lgtest.unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.users = lgtest.TestUsers()
+        lgtest.Fixture.of(cls, "pam")
         cls.user = cls.users.add(USER)
         cls.other = cls.users.add(OTHER)
-        cls.workdir = lgtest.make_workdir()
         cls.pam = pamenv.PamEnv(cls.workdir)
         cls.services = 0
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.users.remove_all()
-        if not os.environ.get("LG_KEEP"):
-            shutil.rmtree(cls.workdir, ignore_errors=True)
 
     def setUp(self):
         # Registered first, so run last (after the cleanups that end a

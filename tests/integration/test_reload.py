@@ -21,11 +21,10 @@ NEW_RULE = {"name": "test-new", "class": "forbidden", "comm": "lgnew"}
 class Reload(test_control.ControlCase):
     @classmethod
     def policy(cls):
-        return lgtest.enforcing(cls.parent, cls.workdir, admin_group=test_control.ADMIN_GROUP,
-                                sample_interval=f"{SAMPLE:g}s") + """
-[violation]
-cpu = 2 cores
-"""
+        return lgtest.policy(lgtest.enforcing(cls.parent, cls.workdir,
+                                              admin_group=test_control.ADMIN_GROUP,
+                                              sample_interval=f"{SAMPLE:g}s"),
+                             violation=lgtest.violation(2, memory=None, memory_pressure=None))
 
     @classmethod
     def daemon_rules(cls):
@@ -57,7 +56,8 @@ cpu = 2 cores
     def test_a_broken_reload_keeps_the_policy_and_a_fixed_one_takes(self):
         # Broken: a valid drop-in change and a rules file with an error on
         # line 2 (an unknown class).
-        self.daemon.write_dropin("50-reload.conf", "[violation]\ncpu = 3 cores\n")
+        self.daemon.write_dropin("50-reload.conf", lgtest.policy(
+            violation=lgtest.violation(3, memory=None, memory_pressure=None)))
         with open(self.rules_path(), "w") as f:
             f.write(json.dumps(OLD_RULE) + "\n" +
                     json.dumps(dict(NEW_RULE, **{"class": "forbiden"})) + "\n")

@@ -157,7 +157,7 @@ def near(pixel, rgb, slack=40):
 class ReportCase(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="lgtest.report.")
+        cls.dir = lgtest.Fixture.of(cls, "report", users=False).workdir
         log = os.path.join(cls.dir, "events.jsonl")
         # logrotate leaves each copy as last written.
         for name, events, written in ((".2.gz", OLDER, "2026-11-09T23:00:00.000Z"),
@@ -171,13 +171,8 @@ class ReportCase(unittest.TestCase):
             for e in CURRENT:
                 f.write(json.dumps(e) + "\n")
             f.write("not an event\n")
-        cls.conf = os.path.join(cls.dir, "loginguard.conf")
-        with open(cls.conf, "w") as f:
-            f.write(f"[daemon]\nevent_log = {log}\n")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir)
+        cls.conf = lgtest.write_config(os.path.join(cls.dir, "loginguard.conf"),
+                                       daemon={"event_log": log})
 
     def report(self, *args, code=0):
         r = subprocess.run([CTL, "--config", self.conf, "report"] + RANGE + list(args),
@@ -263,9 +258,8 @@ class ReportCase(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
 
     def test_missing_log_is_exit_status_4(self):
-        conf = os.path.join(self.dir, "missing.conf")
-        with open(conf, "w") as f:
-            f.write(f"[daemon]\nevent_log = {self.dir}/nowhere/events.jsonl\n")
+        conf = lgtest.write_config(os.path.join(self.dir, "missing.conf"),
+                                   daemon={"event_log": f"{self.dir}/nowhere/events.jsonl"})
         r = subprocess.run([CTL, "--config", conf, "report"], capture_output=True, timeout=60)
         self.assertEqual(r.returncode, 4)
         self.assertIn(b"cannot read the event log", r.stderr)

@@ -23,21 +23,17 @@ CPU = 0.25     # cores, [violation] cpu below
 # stays above half the threshold in every sample, where the daemon looks
 # at a user's processes (and records them in the trace).
 HOG = 0.4
-POLICY = f"""
-[daemon]
-mode = observe
-cgroup_parent = {{parent}}
-sample_interval = {SAMPLE:g}s
-scan_interval = 5s
-min_uid = {lgtest.TEST_UID_MIN}
-rules_dirs = {{workdir}}/rules.d, {lgtest.SHIPPED_RULES}
-[violation]
-cpu = {CPU:g} cores
-window = {WINDOW:g}s
-"""
 HANG = lgtest.HANG
 # The ladder's three rungs, one window each.
 LADDER_TIMEOUT = 3 * WINDOW + HANG
+
+
+def policy(parent, workdir):
+    rules_dirs = f"{workdir}/rules.d, {lgtest.SHIPPED_RULES}"
+    return lgtest.policy(lgtest.observing(parent, workdir, sample_interval=f"{SAMPLE:g}s",
+                                          rules_dirs=rules_dirs),
+                         violation=lgtest.violation(CPU, WINDOW, memory=None,
+                                                    memory_pressure=None))
 
 
 def simulate(conf, candidate, *args):
@@ -71,8 +67,8 @@ def candidate_config(workdir, name, dropin, rules=()):
         f.write("".join(json.dumps(r) + "\n" for r in rules))
     extra = dropin
     if rules:
-        extra += (f"\n[daemon]\nrules_dirs = {d}/rules.d, {workdir}/rules.d, "
-                  f"{lgtest.SHIPPED_RULES}\n")
+        extra += "\n" + lgtest.policy({"rules_dirs": f"{d}/rules.d, {workdir}/rules.d, "
+                                                    f"{lgtest.SHIPPED_RULES}"})
     with open(os.path.join(d, "conf.d", "99-candidate.conf"), "w") as f:
         f.write(extra)
     return os.path.join(d, "loginguard.conf")
@@ -85,7 +81,7 @@ class RecordedTrace(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return POLICY.format(parent=cls.parent, workdir=cls.workdir)
+        return policy(cls.parent, cls.workdir)
 
     @classmethod
     def setUpClass(cls):
@@ -169,8 +165,8 @@ class RecordedTrace(lgtest.DaemonTestCase):
         self.assertEqual(acted, {u["uid"] for u in result["users"]})
 
     def test_doubled_cpu_threshold_means_fewer_violations(self):
-        candidate = candidate_config(self.workdir, "doubled",
-                                     f"[violation]\ncpu = {2 * CPU:g} cores\n")
+        candidate = candidate_config(self.workdir, "doubled", lgtest.policy(
+            violation=lgtest.violation(2 * CPU, memory=None, memory_pressure=None)))
         result = simulate_json(self, self.conf, candidate)
         hog = user_entry(result, self.hog_user.pw_uid)
         self.assertGreaterEqual(hog["current"]["violations"], 3)
@@ -224,7 +220,7 @@ class KilledMidWrite(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return POLICY.format(parent=cls.parent, workdir=cls.workdir)
+        return policy(cls.parent, cls.workdir)
 
     def test_trace_survives_kill_9(self):
         user = self.users.add("lgtest4")

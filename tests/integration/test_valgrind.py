@@ -28,23 +28,12 @@ HANG = lgtest.HANG
 def policy(parent, workdir):
     # spin 2 gets a core when one other session takes the other, and more
     # than the threshold with five other sessions wanting a core each.
-    return lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE:g}s") + f"""
-[violation]
-cpu = 0.3 cores
-memory = 0
-window = {WINDOW:g}s
-memory_pressure = 0
-[level 1]
-name = throttled
-cpu = 0.15 cores
-memory = 1G
-stop = no
-duration = 10m
-[notify]
-channels = email, login
-sendmail = {workdir}/sendmail -i -t
-rate_limit = 0s
-"""
+    return lgtest.policy(
+        lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE:g}s"),
+        violation=lgtest.violation(0.3, WINDOW),
+        levels=[lgtest.level("throttled", cpu=0.15, memory="1G", stop=False, duration="10m")],
+        notify={"channels": "email, login", "sendmail": f"{workdir}/sendmail -i -t",
+                "rate_limit": "0s"})
 
 
 class Valgrind(lgtest.DaemonTestCase):

@@ -29,27 +29,11 @@ class Base(lgtest.DaemonTestCase):
 
     @classmethod
     def policy(cls):
-        return f"""
-[daemon]
-mode = observe
-sample_interval = {SAMPLE:g}s
-scan_interval = 5s
-min_uid = {lgtest.TEST_UID_MIN}
-admin_group = {ADMIN_GROUP}
-rules_dirs = {cls.workdir}/rules.d
-[violation]
-cpu = {CPU} cores
-memory = 0
-window = {cls.window:g}s
-memory_pressure = 0
-[exempt]
-groups = {PROTECTED_GROUP}
-[level 1]
-name = throttled
-cpu = 0.5 cores
-stop = no
-duration = 10m
-"""
+        return lgtest.policy(lgtest.observing(workdir=cls.workdir, sample_interval=f"{SAMPLE:g}s",
+                                              admin_group=ADMIN_GROUP),
+                             violation=lgtest.violation(CPU, cls.window),
+                             exempt={"groups": PROTECTED_GROUP},
+                             levels=[lgtest.throttled(0.5)])
 
     @classmethod
     def daemon_rules(cls):

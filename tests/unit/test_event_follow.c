@@ -6,31 +6,12 @@
 
 #include "base/environment.h"
 #include "event_follow.h"
+#include "seen_lines.h"
 #include "testutil.h"
 
-#define MAX_SEEN 64
 /* A bound on each wait: inotify wakes the follower at once, so only a
  * broken follower waits this long. */
 #define WAIT_MS 5000
-
-struct seen {
-    char *lines[MAX_SEEN];
-    size_t count;
-};
-
-static void collect(const char *line, size_t len, void *arg)
-{
-    struct seen *s = arg;
-    assert_true(s->count < MAX_SEEN);
-    s->lines[s->count++] = strndup(line, len);
-}
-
-static void seen_free(struct seen *s)
-{
-    for (size_t i = 0; i < s->count; i++)
-        free(s->lines[i]);
-    s->count = 0;
-}
 
 static char log_path[256];
 

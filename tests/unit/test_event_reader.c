@@ -12,30 +12,10 @@
 #include "event_filter.h"
 #include "event_lines.h"
 #include "event_row.h"
+#include "seen_lines.h"
 #include "testutil.h"
 #include "units.h"
 #include "util.h"
-
-#define MAX_SEEN 64
-
-struct seen {
-    char *lines[MAX_SEEN];
-    size_t count;
-};
-
-static void collect(const char *line, size_t len, void *arg)
-{
-    struct seen *s = arg;
-    assert_true(s->count < MAX_SEEN);
-    s->lines[s->count++] = strndup(line, len);
-}
-
-static void seen_free(struct seen *s)
-{
-    for (size_t i = 0; i < s->count; i++)
-        free(s->lines[i]);
-    s->count = 0;
-}
 
 /* ------------------------------------------------------------------ */
 /* Lines */

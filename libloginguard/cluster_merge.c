@@ -143,3 +143,27 @@ void penalty_to_user(struct user_state *us, const struct penalty *p)
     us->last_memory = p->last_memory;
     us->last_window = p->last_window;
 }
+
+static bool same_penalty(const struct penalty *a, const struct penalty *b)
+{
+    return a->level == b->level && a->since == b->since && a->until == b->until &&
+           a->quiet_since == b->quiet_since && a->last_violation == b->last_violation &&
+           a->violations == b->violations && a->last_reason == b->last_reason &&
+           a->last_cpu == b->last_cpu && a->last_memory == b->last_memory &&
+           a->last_window == b->last_window;
+}
+
+bool engine_take_standing(struct engine_state *st, uid_t uid, const struct penalty *p,
+                          uint64_t exempt_until)
+{
+    struct user_state *us = engine_user(st, uid, false);
+    struct penalty before = {0};
+    if (us)
+        penalty_from_user(&before, us);
+    if (same_penalty(&before, p) && (us ? us->exempt_until : 0) == exempt_until)
+        return false;
+    us = engine_user(st, uid, true);
+    penalty_to_user(us, p);
+    us->exempt_until = exempt_until;
+    return true;
+}

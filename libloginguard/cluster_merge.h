@@ -112,6 +112,13 @@ int penalty_compare(const struct penalty *a, const struct penalty *b);
 void penalty_from_user(struct penalty *p, const struct user_state *us);
 void penalty_to_user(struct user_state *us, const struct penalty *p);
 
+/* The cluster's standing of uid into the engine's state, as another node
+ * or an admin left it: the engine's own input for a row from the cluster,
+ * as engine_forgive is for a forgive.  False when it is what the engine
+ * holds already. */
+bool engine_take_standing(struct engine_state *st, uid_t uid, const struct penalty *p,
+                          uint64_t exempt_until);
+
 const char *standing_change_name(enum standing_change_kind k);
 /* -1 when name is no kind. */
 int standing_change_kind_parse(const char *name);

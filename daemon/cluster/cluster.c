@@ -221,15 +221,6 @@ uint64_t cluster_add_event(struct cluster *c, const json_t *event, bool *first_r
     return seq;
 }
 
-static bool same_penalty(const struct penalty *a, const struct penalty *b)
-{
-    return a->level == b->level && a->since == b->since && a->until == b->until &&
-           a->quiet_since == b->quiet_since && a->last_violation == b->last_violation &&
-           a->violations == b->violations && a->last_reason == b->last_reason &&
-           a->last_cpu == b->last_cpu && a->last_memory == b->last_memory &&
-           a->last_window == b->last_window;
-}
-
 static struct shared_standing *find_held(struct cluster *c, uid_t uid)
 {
     for (size_t i = 0; i < c->held_count; i++)
@@ -285,15 +276,7 @@ enum standing_outcome cluster_apply_standing(struct cluster *c, struct engine_st
     }
     drop_held(c, row->uid, row->rev);
     cluster_set_rev(c, row->uid, row->rev);
-    struct user_state *us = engine_user(engine, row->uid, false);
-    struct penalty before = {0};
-    if (us)
-        penalty_from_user(&before, us);
-    if (us ? same_penalty(&before, &row->penalty) && us->exempt_until == row->exempt_until
-           : same_penalty(&before, &row->penalty) && !row->exempt_until)
-        return STANDING_SAME;
-    us = engine_user(engine, row->uid, true);
-    penalty_to_user(us, &row->penalty);
-    us->exempt_until = row->exempt_until;
-    return STANDING_APPLIED;
+    return engine_take_standing(engine, row->uid, &row->penalty, row->exempt_until)
+               ? STANDING_APPLIED
+               : STANDING_SAME;
 }

@@ -17,7 +17,6 @@
 #include "cluster_config.h"
 #include "cluster/cluster_daemon.h"
 #include "cluster/cluster_link.h"
-#include "core/daemon.h"
 #include "record/persist.h"
 #include "units.h"
 #include "util.h"
@@ -34,63 +33,63 @@
  * and as long again after a SIGTERM. */
 #define STOP_WAIT_MS 1000
 
-static void event(struct daemon *d, json_t *e)
+static void event(struct cluster_view *v, json_t *e)
 {
-    event_log_write(&d->events, e);
+    event_log_write(v->events, e);
 }
 
-static json_t *daemon_event(struct daemon *d, const char *name, const char *message)
+static json_t *daemon_event(struct cluster_view *v, const char *name, const char *message)
 {
-    return event_daemon(name, message, &d->policy, d->events.host, env_realtime(&d->env));
+    return event_daemon(name, message, v->policy, v->events->host, env_realtime(v->env));
 }
 
 /* The queue's file failing and working again, each said once. */
-static void note_queue_write(struct daemon *d, bool ok, const char *err)
+static void note_queue_write(struct cluster_view *v, bool ok, const char *err)
 {
-    struct cluster *c = &d->cluster;
-    uint64_t now = env_realtime(&d->env);
+    struct cluster *c = v->cluster;
+    uint64_t now = env_realtime(v->env);
     enum save_news news = save_status_note(&c->queue_status, ok, now);
     char msg[900];
     if (news == SAVE_STARTED_FAILING) {
         snprintf(msg, sizeof(msg), "%s; the cluster's records stay in memory and are written "
                  "again at every sample until that works (said once)", err);
-        event(d, daemon_event(d, "state_error", msg));
+        event(v, daemon_event(v, "state_error", msg));
     } else if (news == SAVE_WRITTEN_AGAIN) {
         snprintf(msg, sizeof(msg), "%s/%s is written again, after %llu failed writes",
                  c->queue.dir, CLUSTER_QUEUE_FILE, (unsigned long long)c->queue_status.failures);
-        event(d, daemon_event(d, "state_written", msg));
+        event(v, daemon_event(v, "state_written", msg));
     }
 }
 
-static void save_revs(struct daemon *d)
+static void save_revs(struct cluster_view *v)
 {
-    struct cluster *c = &d->cluster;
+    struct cluster *c = v->cluster;
     if (!c->revs_dirty && !c->revs_status.pending)
         return;
     char err[700] = "", msg[900];
     int rc = cluster_save_revs(c, err, sizeof(err));
-    enum save_news news = save_status_note(&c->revs_status, rc == 0, env_realtime(&d->env));
+    enum save_news news = save_status_note(&c->revs_status, rc == 0, env_realtime(v->env));
     if (news == SAVE_STARTED_FAILING) {
         snprintf(msg, sizeof(msg), "%s; tried again after the next rows (said once)", err);
-        event(d, daemon_event(d, "state_error", msg));
+        event(v, daemon_event(v, "state_error", msg));
     } else if (news == SAVE_WRITTEN_AGAIN) {
         snprintf(msg, sizeof(msg), "%s/%s is written again", c->queue.dir, CLUSTER_REVS_FILE);
-        event(d, daemon_event(d, "state_written", msg));
+        event(v, daemon_event(v, "state_written", msg));
     }
 }
 
-static void sync_queue(struct daemon *d)
+static void sync_queue(struct cluster_view *v)
 {
     char err[700] = "";
-    int rc = cluster_queue_sync(&d->cluster.queue, err, sizeof(err));
-    note_queue_write(d, rc == 0, err);
+    int rc = cluster_queue_sync(&v->cluster->queue, err, sizeof(err));
+    note_queue_write(v, rc == 0, err);
 }
 
 /* Every event the log is handed becomes a record (event_log's tap). */
 static void tap(const json_t *e, void *arg)
 {
-    struct daemon *d = arg;
-    struct cluster *c = &d->cluster;
+    struct cluster_view *v = arg;
+    struct cluster *c = v->cluster;
     const char *name = json_string_value(json_object_get(e, "event"));
     /* What each node takes from the database is no news to it. */
     if (name && strcmp(name, "standing_received") == 0)
@@ -107,13 +106,13 @@ static void tap(const json_t *e, void *arg)
                  "standing still are)", c->queue.dir, CLUSTER_QUEUE_FILE,
                  (unsigned long long)(c->queue.limit >> 20));
         /* Past the limit this one is not queued either: no loop. */
-        event(d, daemon_event(d, "cluster_queue_full", msg));
+        event(v, daemon_event(v, "cluster_queue_full", msg));
     }
 }
 
-static void start_link(struct daemon *d)
+static void start_link(struct cluster_view *v)
 {
-    struct cluster *c = &d->cluster;
+    struct cluster *c = v->cluster;
     c->restart_at = 0;
     if (cluster_link_start(&c->link, &c->pid, &c->fd) == 0) {
         c->sent = 0;
@@ -121,7 +120,7 @@ static void start_link(struct daemon *d)
     }
     c->pid = 0;
     c->fd = -1;
-    c->restart_at = env_boottime(&d->env) + RESTART_DELAY_USEC;
+    c->restart_at = env_boottime(v->env) + RESTART_DELAY_USEC;
     if (c->exit_said)
         return;
     c->exit_said = true;
@@ -130,25 +129,25 @@ static void start_link(struct daemon *d)
              "tried again every second (said once), enforcing on this node's own state "
              "meanwhile", c->link.program, c->passfile ? ", " : "", c->passfile ? c->passfile : "",
              strerror(errno));
-    event(d, daemon_event(d, "cluster_link_error", msg));
+    event(v, daemon_event(v, "cluster_link_error", msg));
 }
 
-void cluster_daemon_start(struct daemon *d)
+void cluster_daemon_start(struct cluster_view *v)
 {
-    struct cluster *c = &d->cluster;
+    struct cluster *c = v->cluster;
     c->fd = -1;
-    if (!d->policy.cluster_database || !d->policy.cluster_database[0])
+    if (!v->policy->cluster_database || !v->policy->cluster_database[0])
         return;
     char node[CLUSTER_NODE_MAX], why[700];
-    if (cluster_node_name(&d->policy, node, sizeof(node), why, sizeof(why)) < 0) {
-        event(d, daemon_event(d, "cluster_link_error", why)); /* the config check said so too */
+    if (cluster_node_name(v->policy, node, sizeof(node), why, sizeof(why)) < 0) {
+        event(v, daemon_event(v, "cluster_link_error", why)); /* the config check said so too */
         return;
     }
     size_t skipped = 0;
-    int rc = cluster_open(c, node, d->policy.state_dir, 0, &skipped, why, sizeof(why));
-    c->database = xstrdup(d->policy.cluster_database);
+    int rc = cluster_open(c, node, v->policy->state_dir, 0, &skipped, why, sizeof(why));
+    c->database = xstrdup(v->policy->cluster_database);
     if (rc < 0)
-        event(d, daemon_event(d, "state_error", why));
+        event(v, daemon_event(v, "state_error", why));
     char passfile[4096];
     if (cluster_conninfo_value(c->database, "passfile", passfile, sizeof(passfile)))
         c->passfile = xstrdup(passfile);
@@ -157,38 +156,38 @@ void cluster_daemon_start(struct daemon *d)
     c->link = (struct cluster_link_settings){
         .program = getenv("LOGINGUARD_LINK_PROGRAM") ?: PKGLIBEXECDIR "/loginguard-link",
         .database = c->database, .passfile = c->passfile, .node = c->node};
-    const char *user = d->policy.cluster_link_user ?: CLUSTER_LINK_USER;
+    const char *user = v->policy->cluster_link_user ?: CLUSTER_LINK_USER;
     if (skipped) {
         char msg[600];
         snprintf(msg, sizeof(msg), "%s/%s: %zu lines were no records and are left out",
                  c->queue.dir, CLUSTER_QUEUE_FILE, skipped);
-        event(d, daemon_event(d, "state_error", msg));
-        sync_queue(d);
+        event(v, daemon_event(v, "state_error", msg));
+        sync_queue(v);
     }
-    d->events.tap = tap;
-    d->events.tap_arg = d;
+    v->events->tap = tap;
+    v->events->tap_arg = v;
     /* Without its user there is no link: the node queues its changes
      * and enforces on its own state, as with a database down. */
     if (access(c->link.program, X_OK) != 0) {
         snprintf(why, sizeof(why), "the cluster link's program %s cannot be run: %s (it comes "
                  "with loginguard: reinstall it)", c->link.program, strerror(errno));
-        event(d, daemon_event(d, "cluster_link_error", why));
+        event(v, daemon_event(v, "cluster_link_error", why));
     } else if (cluster_link_user(&c->link, user, why, sizeof(why)) < 0) {
-        event(d, daemon_event(d, "cluster_link_error", why));
+        event(v, daemon_event(v, "cluster_link_error", why));
     } else {
-        start_link(d);
+        start_link(v);
     }
 }
 
 /* The link's socket closed (it exited, or said nothing we could read). */
-static void link_lost(struct daemon *d, const char *why)
+static void link_lost(struct cluster_view *v, const char *why)
 {
-    struct cluster *c = &d->cluster;
+    struct cluster *c = v->cluster;
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
     c->up = false;
-    c->restart_at = env_boottime(&d->env) + RESTART_DELAY_USEC;
+    c->restart_at = env_boottime(v->env) + RESTART_DELAY_USEC;
     if (c->exit_said)
         return;
     c->exit_said = true;
@@ -196,7 +195,7 @@ static void link_lost(struct daemon *d, const char *why)
     snprintf(msg, sizeof(msg), "the link to the cluster's database stopped (%s); started again "
              "in a second (said once until it is up), enforcing on this node's own state "
              "meanwhile", why);
-    event(d, daemon_event(d, "cluster_link_exited", msg));
+    event(v, daemon_event(v, "cluster_link_exited", msg));
 }
 
 static void reap(struct cluster *c)
@@ -206,14 +205,14 @@ static void reap(struct cluster *c)
         c->pid = 0;
 }
 
-void cluster_daemon_stop(struct daemon *d)
+void cluster_daemon_stop(struct cluster_view *v)
 {
-    struct cluster *c = &d->cluster;
+    struct cluster *c = v->cluster;
     if (!c->enabled)
         return;
-    d->events.tap = NULL;
-    sync_queue(d);
-    save_revs(d);
+    v->events->tap = NULL;
+    sync_queue(v);
+    save_revs(v);
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
@@ -241,20 +240,20 @@ static bool same_text(const char *a, const char *b)
     return a && b ? strcmp(a, b) == 0 : a == b;
 }
 
-void cluster_daemon_reloaded(struct daemon *d, const struct policy *old)
+void cluster_daemon_reloaded(struct cluster_view *v, const struct policy *old)
 {
-    const struct policy *p = &d->policy;
+    const struct policy *p = v->policy;
     if (!same_text(old->cluster_database, p->cluster_database) ||
         !same_text(old->cluster_node, p->cluster_node) ||
         !same_text(old->cluster_link_user, p->cluster_link_user))
-        event(d, daemon_event(d, "cluster_config_pending",
+        event(v, daemon_event(v, "cluster_config_pending",
                               "[cluster] changed: it takes effect when loginguardd is restarted; "
                               "until then the node keeps its link as it was started"));
 }
 
-void cluster_daemon_pollfd(struct daemon *d, struct pollfd *p)
+void cluster_daemon_pollfd(struct cluster_view *v, struct pollfd *p)
 {
-    const struct cluster *c = &d->cluster;
+    const struct cluster *c = v->cluster;
     /* Not while the queue cannot be written: nothing is sent before it is
      * on disk, and a socket ready to write would wake the loop at once,
      * again and again (the queue is tried again at every sample). */
@@ -262,23 +261,23 @@ void cluster_daemon_pollfd(struct daemon *d, struct pollfd *p)
     *p = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | (waiting ? POLLOUT : 0))};
 }
 
-uint64_t cluster_daemon_deadline(const struct daemon *d)
+uint64_t cluster_daemon_deadline(const struct cluster_view *v)
 {
-    return d->cluster.enabled ? d->cluster.restart_at : 0;
+    return v->cluster->enabled ? v->cluster->restart_at : 0;
 }
 
-static void read_messages(struct daemon *d);
+static void read_messages(struct cluster_view *v);
 
 /* Send what waits, in seq order, until the socket is full. */
-static void send_waiting(struct daemon *d)
+static void send_waiting(struct cluster_view *v)
 {
-    struct cluster *c = &d->cluster;
+    struct cluster *c = v->cluster;
     if (!c->up || c->fd < 0 || !cluster_queue_after(&c->queue, c->sent))
         return;
     /* Nothing leaves this node before it is on its disk: a seq the
      * database stored must never be given again after a crash. */
     if (c->queue.dirty || c->queue.broken)
-        sync_queue(d);
+        sync_queue(v);
     if (c->queue.dirty || c->queue.broken)
         return;
     const struct cluster_record *r;
@@ -289,9 +288,9 @@ static void send_waiting(struct daemon *d)
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) {
                 /* What it said before it went is still to be read. */
                 int e = errno;
-                read_messages(d);
+                read_messages(v);
                 if (c->fd >= 0)
-                    link_lost(d, strerror(e));
+                    link_lost(v, strerror(e));
             }
             return;
         }
@@ -299,9 +298,9 @@ static void send_waiting(struct daemon *d)
     }
 }
 
-static void on_down(struct daemon *d, const json_t *m)
+static void on_down(struct cluster_view *v, const json_t *m)
 {
-    struct cluster *c = &d->cluster;
+    struct cluster *c = v->cluster;
     c->up = false;
     if (c->down_said)
         return;
@@ -311,14 +310,14 @@ static void on_down(struct daemon *d, const json_t *m)
     snprintf(msg, sizeof(msg), "the cluster's database cannot be reached: %s; enforcing on this "
              "node's own state, records queued in %s/%s (said once until it is back)",
              error ? error : "no reason given", c->queue.dir, CLUSTER_QUEUE_FILE);
-    event(d, daemon_event(d, "cluster_down", msg));
+    event(v, daemon_event(v, "cluster_down", msg));
 }
 
-static void standing_event(struct daemon *d, const struct shared_standing *row, int before)
+static void standing_event(struct cluster_view *v, const struct shared_standing *row, int before)
 {
-    const char *name = directory_name_of(&d->directory, row->uid);
-    json_t *e = event_action("standing_received", row->uid, name, mode_name(d->policy.mode),
-                             d->events.host, env_realtime(&d->env));
+    const char *name = directory_name_of(v->directory, row->uid);
+    json_t *e = event_action("standing_received", row->uid, name, mode_name(v->policy->mode),
+                             v->events->host, env_realtime(v->env));
     json_object_set_new(e, "from_node", json_string(row->node));
     json_object_set_new(e, "rev", json_integer((json_int_t)row->rev));
     json_object_set_new(e, "level_before", json_integer(before));
@@ -328,28 +327,28 @@ static void standing_event(struct daemon *d, const struct shared_standing *row, 
     json_object_set_new(e, "exempt_until", row->exempt_until
                                                ? json_from_time(row->exempt_until)
                                                : json_null());
-    event(d, e);
+    event(v, e);
 }
 
 /* A row taken: its limits applied at once.  True when the user's
  * standing changed. */
-static bool take_row(struct daemon *d, const struct shared_standing *row)
+static bool take_row(struct cluster_view *v, const struct shared_standing *row)
 {
-    const struct user_state *us = engine_user(&d->engine, row->uid, false);
+    const struct user_state *us = engine_user(v->engine, row->uid, false);
     int before = us ? us->level : 0;
-    if (cluster_apply_standing(&d->cluster, &d->engine, row) != STANDING_APPLIED)
+    if (cluster_apply_standing(v->cluster, v->engine, row) != STANDING_APPLIED)
         return false;
-    d->cluster.rows_applied++;
-    if (d->enforcing) {
-        struct actions a = daemon_actions(d);
-        if (sync_user_limits(&a, &d->snap, row->uid))
-            sampler_counters_changed(&d->sampler);
+    v->cluster->rows_applied++;
+    if (*v->enforcing) {
+        struct actions a = v->actions(v->core);
+        if (sync_user_limits(&a, v->snap, row->uid))
+            v->counters_changed(v->core);
     }
-    standing_event(d, row, before);
+    standing_event(v, row, before);
     return true;
 }
 
-static bool on_standing(struct daemon *d, const json_t *m)
+static bool on_standing(struct cluster_view *v, const json_t *m)
 {
     struct shared_standing row;
     char why[300];
@@ -357,42 +356,42 @@ static bool on_standing(struct daemon *d, const json_t *m)
         syslog(LOG_WARNING, "cluster link: a standing message ignored: %s", why);
         return false;
     }
-    return take_row(d, &row);
+    return take_row(v, &row);
 }
 
 /* Records up to seq are stored: rows held back for them are taken. */
-static bool on_stored(struct daemon *d, uint64_t seq)
+static bool on_stored(struct cluster_view *v, uint64_t seq)
 {
     char err[700] = "";
-    if (cluster_queue_stored(&d->cluster.queue, seq, err, sizeof(err)) < 0)
-        note_queue_write(d, false, err);
+    if (cluster_queue_stored(&v->cluster->queue, seq, err, sizeof(err)) < 0)
+        note_queue_write(v, false, err);
     bool changed = false;
     struct shared_standing row;
-    while (cluster_take_held(&d->cluster, &row))
-        changed |= take_row(d, &row);
+    while (cluster_take_held(v->cluster, &row))
+        changed |= take_row(v, &row);
     return changed;
 }
 
-static bool on_up(struct daemon *d, const json_t *m)
+static bool on_up(struct cluster_view *v, const json_t *m)
 {
-    struct cluster *c = &d->cluster;
+    struct cluster *c = v->cluster;
     json_int_t stored = json_integer_value(json_object_get(m, "stored"));
-    bool changed = on_stored(d, stored > 0 ? (uint64_t)stored : 0);
+    bool changed = on_stored(v, stored > 0 ? (uint64_t)stored : 0);
     c->up = true;
     c->down_said = c->exit_said = false;
     c->sent = stored > 0 ? (uint64_t)stored : 0;
-    json_t *e = daemon_event(d, "cluster_up", "connected to the cluster's database");
+    json_t *e = daemon_event(v, "cluster_up", "connected to the cluster's database");
     json_object_set_new(e, "node", json_string(c->node));
     json_object_set_new(e, "stored", json_integer(stored));
     if (!c->ever_up)
         json_object_set_new(e, "queued", json_integer((json_int_t)c->queue.count));
     c->ever_up = true;
-    event(d, e);
+    event(v, e);
     return changed;
 }
 
 /* One message of the link; true when the engine's state changed. */
-static bool on_message(struct daemon *d, const char *buf, size_t len)
+static bool on_message(struct cluster_view *v, const char *buf, size_t len)
 {
     json_t *m = json_loadb(buf, len, 0, NULL);
     const char *t = json_string_value(json_object_get(m, "t"));
@@ -400,89 +399,89 @@ static bool on_message(struct daemon *d, const char *buf, size_t len)
     if (!t) {
         syslog(LOG_WARNING, "cluster link: a message that is not understood, ignored");
     } else if (strcmp(t, "up") == 0) {
-        changed = on_up(d, m);
+        changed = on_up(v, m);
     } else if (strcmp(t, "stored") == 0) {
         json_int_t seq = json_integer_value(json_object_get(m, "seq"));
         if (seq > 0)
-            changed = on_stored(d, (uint64_t)seq);
+            changed = on_stored(v, (uint64_t)seq);
     } else if (strcmp(t, "standing") == 0) {
-        changed = on_standing(d, m);
+        changed = on_standing(v, m);
     } else if (strcmp(t, "down") == 0) {
-        on_down(d, m);
+        on_down(v, m);
     }
     json_decref(m);
     return changed;
 }
 
-static void read_messages(struct daemon *d)
+static void read_messages(struct cluster_view *v)
 {
     static char buf[CLUSTER_PACKET_MAX + 1];
     bool changed = false;
-    for (int i = 0; i < READ_BATCH && d->cluster.fd >= 0; i++) {
-        ssize_t n = recv(d->cluster.fd, buf, sizeof(buf), MSG_DONTWAIT);
+    for (int i = 0; i < READ_BATCH && v->cluster->fd >= 0; i++) {
+        ssize_t n = recv(v->cluster->fd, buf, sizeof(buf), MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
         if (n <= 0) {
-            link_lost(d, n == 0 ? "it exited" : strerror(errno));
+            link_lost(v, n == 0 ? "it exited" : strerror(errno));
             break;
         }
-        changed |= on_message(d, buf, (size_t)n);
+        changed |= on_message(v, buf, (size_t)n);
     }
     /* Rows taken are on disk like any change (one write a batch), and
      * then the revisions they came with. */
     if (changed)
-        save_state(d);
-    save_revs(d);
+        v->save_state(v->core);
+    save_revs(v);
 }
 
-void cluster_daemon_handle(struct daemon *d, const struct pollfd *p)
+void cluster_daemon_handle(struct cluster_view *v, const struct pollfd *p)
 {
-    struct cluster *c = &d->cluster;
+    struct cluster *c = v->cluster;
     if (!c->enabled)
         return;
     if (c->fd >= 0 && p->fd == c->fd && (p->revents & (POLLIN | POLLHUP | POLLERR)))
-        read_messages(d);
-    send_waiting(d);
+        read_messages(v);
+    send_waiting(v);
     if (c->fd < 0)
         reap(c);
-    uint64_t now = env_boottime(&d->env);
+    uint64_t now = env_boottime(v->env);
     if (c->fd < 0 && c->restart_at && now >= c->restart_at) {
         if (c->pid > 0) {
             /* Its socket is closed but it lives on: ended, reaped next time. */
             kill(c->pid, SIGKILL);
             c->restart_at = now + RESTART_DELAY_USEC;
         } else {
-            start_link(d);
+            start_link(v);
         }
     }
 }
 
-void cluster_daemon_decisions(struct daemon *d)
+void cluster_daemon_decisions(struct cluster_view *v)
 {
-    if (!d->cluster.enabled)
+    if (!v->cluster->enabled)
         return;
-    if (d->decisions.count)
-        cluster_add_decisions(&d->cluster, &d->engine, &d->decisions, d->snap.now);
+    if (v->decisions->count)
+        cluster_add_decisions(v->cluster, v->engine, v->decisions, v->snap->now);
     /* After a failed write, the whole queue again at every sample. */
-    if (d->decisions.count || d->cluster.queue.broken)
-        sync_queue(d);
+    if (v->decisions->count || v->cluster->queue.broken)
+        sync_queue(v);
 }
 
-void cluster_daemon_change(struct daemon *d, enum standing_change_kind kind, uid_t uid,
+void cluster_daemon_change(struct cluster_view *v, enum standing_change_kind kind, uid_t uid,
                            const char *by)
 {
-    if (!d->cluster.enabled)
+    if (!v->cluster->enabled)
         return;
-    cluster_add_change(&d->cluster, kind, &d->engine, uid, by, env_realtime(&d->env));
-    sync_queue(d);
-    send_waiting(d);
+    cluster_add_change(v->cluster, kind, v->engine, uid, by, env_realtime(v->env));
+    sync_queue(v);
+    send_waiting(v);
 }
 
-json_t *cluster_daemon_status(struct daemon *d)
+json_t *cluster_daemon_status(struct cluster_view *v)
 {
-    const struct cluster *c = &d->cluster;
+    const struct cluster *c = v->cluster;
     if (!c->enabled)
         return NULL;
     /* down: the link runs but cannot reach the database; off: no link

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "enforce/actions.h"
-#include "notify/login_notices.h"
+#include "record/login_notices.h"
 #include "control/login_requests.h"
 #include "notice_build.h"
 #include "record/persist.h"

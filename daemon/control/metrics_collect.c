@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "control/metrics_collect.h"
+#include "control_proto.h"
 #include "metrics_format.h"
 #include "safefile.h"
 #include "util.h"
@@ -19,25 +20,25 @@ struct candidate {
     bool first;    /* a level or a temporary exemption: shown before the rest */
 };
 
-static struct candidate candidate(struct daemon *d, uid_t uid, uint64_t now)
+static struct candidate candidate(struct metrics_inputs *in, uid_t uid, uint64_t now)
 {
-    const struct user_sample *u = snapshot_find_user(&d->snap, uid);
-    const struct user_state *us = engine_user(&d->engine, uid, false);
-    const struct user_info *info = directory_user(&d->directory, uid);
-    struct user_sample who = directory_sample(&d->directory, uid);
+    const struct user_sample *u = snapshot_find_user(in->snap, uid);
+    const struct user_state *us = engine_user(in->engine, uid, false);
+    const struct user_info *info = directory_user(in->directory, uid);
+    struct user_sample who = directory_sample(in->directory, uid);
     struct candidate c = {
         .user = {.uid = uid, .name = info->name, .cpu_cores = u ? u->cpu : 0,
                  .memory_bytes = u ? u->memory : 0, .tasks = u ? u->tasks : 0,
                  .level = us ? us->level : 0,
-                 .exempt = engine_user_protected(&d->policy, us, &who, now)},
+                 .exempt = engine_user_protected(in->policy, us, &who, now)},
         .first = us && (us->level > 0 || us->exempt_until > now),
     };
     return c;
 }
 
-static bool idle(const struct daemon *d, const struct candidate *c)
+static bool idle(const struct metrics_inputs *in, const struct candidate *c)
 {
-    uint64_t memory = d->policy.violation_memory / 2;
+    uint64_t memory = in->policy->violation_memory / 2;
     return !c->first && c->user.cpu_cores < METRICS_IDLE_CPU &&
            (!memory || c->user.memory_bytes < memory);
 }
@@ -60,25 +61,25 @@ static int by_uid(const void *a, const void *b)
  * without --all: those the snapshot saw and those the engine keeps a
  * level or an exemption for, idle ones left out, at most
  * METRICS_USERS_MAX. */
-static struct metrics_user *pick_users(struct daemon *d, struct metrics_view *v)
+static struct metrics_user *pick_users(struct metrics_inputs *in, struct metrics_view *v)
 {
-    uint64_t now = env_realtime(&d->env);
-    size_t cap = d->snap.user_count + d->engine.user_count + 1, n = 0;
+    uint64_t now = env_realtime(in->env);
+    size_t cap = in->snap->user_count + in->engine->user_count + 1, n = 0;
     struct candidate *all = xmalloc(cap * sizeof(*all));
-    v->users_tracked = d->snap.user_count;
-    for (size_t i = 0; i < d->snap.user_count; i++)
-        all[n++] = candidate(d, d->snap.users[i].uid, now);
-    for (size_t i = 0; i < d->engine.user_count; i++) {
-        uid_t uid = d->engine.users[i].uid;
-        if (snapshot_find_user(&d->snap, uid))
+    v->users_tracked = in->snap->user_count;
+    for (size_t i = 0; i < in->snap->user_count; i++)
+        all[n++] = candidate(in, in->snap->users[i].uid, now);
+    for (size_t i = 0; i < in->engine->user_count; i++) {
+        uid_t uid = in->engine->users[i].uid;
+        if (snapshot_find_user(in->snap, uid))
             continue;
-        all[n] = candidate(d, uid, now);
+        all[n] = candidate(in, uid, now);
         v->users_tracked += all[n].first;
         n++;
     }
     size_t kept = 0;
     for (size_t i = 0; i < n; i++)
-        if (!idle(d, &all[i]))
+        if (!idle(in, &all[i]))
             all[kept++] = all[i];
     qsort(all, kept, sizeof(*all), by_rank);
     v->user_count = kept < METRICS_USERS_MAX ? kept : METRICS_USERS_MAX;
@@ -91,40 +92,40 @@ static struct metrics_user *pick_users(struct daemon *d, struct metrics_view *v)
     return users;
 }
 
-char *metrics_text(struct daemon *d, size_t *len)
+char *metrics_text(struct metrics_inputs *in, size_t *len)
 {
     const char *levels[MAX_LEVELS];
-    for (size_t i = 0; i < d->policy.level_count; i++)
-        levels[i] = d->policy.levels[i].name;
+    for (size_t i = 0; i < in->policy->level_count; i++)
+        levels[i] = in->policy->levels[i].name;
     struct metrics_view v = {
         .version = PACKAGE_VERSION,
-        .mode = mode_name(d->policy.mode),
-        .enforcing = d->enforcing,
-        .counters = &d->metrics,
+        .mode = mode_name(in->policy->mode),
+        .enforcing = *in->enforcing,
+        .counters = in->metrics,
         .level_names = levels,
-        .level_count = d->policy.level_count,
-        .processes_tracked = d->sampler.known.count,
-        .connector_up = d->connector.fd >= 0,
-        .connector_events = d->connector.events,
-        .connector_overruns = d->connector.overruns,
-        .taskstats_up = d->exits.fd >= 0,
-        .taskstats_exits = d->exits.exits,
-        .taskstats_overruns = d->exits.overruns,
-        .taskstats_dropped = d->exits.dropped,
-        .events_suppressed = d->events.suppressed_total,
-        .events_lost = d->events.lost_total,
+        .level_count = in->policy->level_count,
+        .processes_tracked = in->sampler->known.count,
+        .connector_up = in->connector->fd >= 0,
+        .connector_events = in->connector->events,
+        .connector_overruns = in->connector->overruns,
+        .taskstats_up = in->exits->fd >= 0,
+        .taskstats_exits = in->exits->exits,
+        .taskstats_overruns = in->exits->overruns,
+        .taskstats_dropped = in->exits->dropped,
+        .events_suppressed = in->events->suppressed_total,
+        .events_lost = in->events->lost_total,
     };
-    struct metrics_user *users = pick_users(d, &v);
+    struct metrics_user *users = pick_users(in, &v);
     v.users = users;
     char *text = metrics_format(&v, len);
     free(users);
     return text;
 }
 
-json_t *metrics_reply(struct daemon *d)
+json_t *metrics_reply(struct metrics_inputs *in)
 {
     size_t len;
-    char *text = metrics_text(d, &len);
+    char *text = metrics_text(in, &len);
     json_t *r = control_reply_ok();
     /* The label values are UTF-8 (metrics_format escapes the rest). */
     json_object_set_new(r, "metrics", json_stringn(text, len));
@@ -135,7 +136,7 @@ json_t *metrics_reply(struct daemon *d)
 
 /* metrics_file, replaced whole: a reader (node_exporter) sees the last
  * sample's text or the one before, never a part. */
-static int write_file(struct daemon *d, const char *path, char *err, size_t err_len)
+static int write_file(struct metrics_inputs *in, const char *path, char *err, size_t err_len)
 {
     const char *slash = strrchr(path, '/');
     char *dir = slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
@@ -146,7 +147,7 @@ static int write_file(struct daemon *d, const char *path, char *err, size_t err_
                  " set [daemon] metrics_file to a path in one that exists", dir, strerror(errno));
     } else {
         size_t len;
-        char *text = metrics_text(d, &len);
+        char *text = metrics_text(in, &len);
         rc = safe_publish_file(dirfd, dir, slash + 1, text, len, err, err_len);
         free(text);
         close(dirfd);
@@ -155,20 +156,20 @@ static int write_file(struct daemon *d, const char *path, char *err, size_t err_
     return rc;
 }
 
-void metrics_sampled(struct daemon *d, uint64_t began)
+void metrics_sampled(struct metrics_inputs *in, uint64_t began)
 {
-    uint64_t now = env_boottime(&d->env);
-    metrics_count_sample(&d->metrics, now > began ? now - began : 0);
-    const char *path = d->policy.metrics_file;
+    uint64_t now = env_boottime(in->env);
+    metrics_count_sample(in->metrics, now > began ? now - began : 0);
+    const char *path = in->policy->metrics_file;
     if (!path)
         return;
     char err[700];
-    if (write_file(d, path, err, sizeof(err)) == 0) {
-        d->metrics.file_failing = false;
-    } else if (!d->metrics.file_failing) {
+    if (write_file(in, path, err, sizeof(err)) == 0) {
+        in->metrics->file_failing = false;
+    } else if (!in->metrics->file_failing) {
         /* Once until it works again, not at every sample. */
-        d->metrics.file_failing = true;
-        event_log_write(&d->events, event_daemon("metrics_error", err, &d->policy,
-                                                 d->events.host, env_realtime(&d->env)));
+        in->metrics->file_failing = true;
+        event_log_write(in->events, event_daemon("metrics_error", err, in->policy,
+                                                 in->events->host, env_realtime(in->env)));
     }
 }

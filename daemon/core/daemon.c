@@ -169,6 +169,23 @@ static void restore_state(struct daemon *d)
         daemon_log_event(d, "state_error", err);
 }
 
+struct persist_io daemon_persist_io(struct daemon *d)
+{
+    return (struct persist_io){&d->env, &d->policy, &d->events, &d->persist};
+}
+
+void daemon_save_state(struct daemon *d)
+{
+    struct persist_io io = daemon_persist_io(d);
+    persist_save_state(&io, &d->engine);
+}
+
+void daemon_save_pending(struct daemon *d)
+{
+    struct persist_io io = daemon_persist_io(d);
+    persist_save_pending(&io, &d->notice_rate);
+}
+
 /* What the control socket's answers may do that only the core can. */
 static int view_admin(void *core, uid_t uid)
 {
@@ -187,12 +204,12 @@ static struct actions view_actions(void *core)
 
 static void view_save(void *core)
 {
-    save_state(core);
+    daemon_save_state(core);
 }
 
 static void view_save_pending(void *core)
 {
-    save_pending(core);
+    daemon_save_pending(core);
 }
 
 static void view_counters_changed(void *core)
@@ -202,18 +219,56 @@ static void view_counters_changed(void *core)
 
 static json_t *view_metrics(void *core)
 {
-    return metrics_reply(core);
+    return metrics_reply(&((struct daemon *)core)->metrics_inputs);
 }
 
 static json_t *view_cluster_status(void *core)
 {
-    return cluster_daemon_status(core);
+    return cluster_daemon_status(&((struct daemon *)core)->cluster_view);
 }
 
 static void view_cluster_change(void *core, enum standing_change_kind kind, uid_t uid,
                                 const char *by)
 {
-    cluster_daemon_change(core, kind, uid, by);
+    cluster_daemon_change(&((struct daemon *)core)->cluster_view, kind, uid, by);
+}
+
+/* The cluster glue's view of the daemon (cluster/cluster_daemon.h). */
+static void build_cluster_view(struct daemon *d)
+{
+    d->cluster_view = (struct cluster_view){
+        .cluster = &d->cluster,
+        .env = &d->env,
+        .policy = &d->policy,
+        .events = &d->events,
+        .engine = &d->engine,
+        .snap = &d->snap,
+        .decisions = &d->decisions,
+        .directory = &d->directory,
+        .enforcing = &d->enforcing,
+        .core = d,
+        .actions = view_actions,
+        .counters_changed = view_counters_changed,
+        .save_state = view_save,
+    };
+}
+
+/* What the metrics are made from (control/metrics_collect.h). */
+static void build_metrics_inputs(struct daemon *d)
+{
+    d->metrics_inputs = (struct metrics_inputs){
+        .env = &d->env,
+        .policy = &d->policy,
+        .snap = &d->snap,
+        .engine = &d->engine,
+        .directory = &d->directory,
+        .metrics = &d->metrics,
+        .events = &d->events,
+        .enforcing = &d->enforcing,
+        .sampler = &d->sampler,
+        .connector = &d->connector,
+        .exits = &d->exits,
+    };
 }
 
 /* The control socket's view of the daemon (control/control_view.h). */
@@ -250,7 +305,6 @@ static void build_control_view(struct daemon *d)
 static void open_control(struct daemon *d)
 {
     char err[600];
-    build_control_view(d);
     if (control_server_open(&d->control, d->policy.control_socket, control_request,
                             &d->control_view, err, sizeof(err)) == 0)
         return;
@@ -341,6 +395,9 @@ int daemon_start(struct daemon *d)
     d->started = true;
     d->metrics.start_time = env_realtime(&d->env);
     rules_judge_init(&d->judge, &d->policy.rules);
+    build_cluster_view(d);
+    build_metrics_inputs(d);
+    build_control_view(d);
     d->connector.fd = -1;
     d->exits.fd = -1;
     /* The lock taken before the fork names the parent, which is gone:
@@ -368,7 +425,7 @@ int daemon_start(struct daemon *d)
     start_describer(d);
     restore_state(d);
     /* The queue loaded and the link started, before anything is decided. */
-    cluster_daemon_start(d);
+    cluster_daemon_start(&d->cluster_view);
     trace_writer_init(&d->trace);
     open_trace(d);
     open_control(d);
@@ -434,7 +491,7 @@ int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out
         sampler_rescope(&d->sampler, &scope);
         directory_set_policy(&d->directory, &d->policy); /* [exempt] groups, admin_group */
         reload_event(d, "config_reloaded", out->summary, by, NULL);
-        cluster_daemon_reloaded(d, &old);
+        cluster_daemon_reloaded(&d->cluster_view, &old);
         policy_free(&old);
         /* A change of mode takes effect now; a failure to enforce keeps
          * observing (the error is an event). */
@@ -525,9 +582,9 @@ void daemon_finish(struct daemon *d)
     notify_stop(&nt);
     event_log_tick(&d->events, true); /* what was held back so far */
     daemon_log_event(d, "daemon_stopped", NULL);
-    save_state(d);
-    save_pending(d);
-    cluster_daemon_stop(d);
+    daemon_save_state(d);
+    daemon_save_pending(d);
+    cluster_daemon_stop(&d->cluster_view);
     control_server_close(&d->control);
     directory_stop(&d->directory);
     stop_enforcing(d);

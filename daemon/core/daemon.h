@@ -8,8 +8,10 @@
 
 #include "rules_judge.h"
 #include "cluster/cluster.h"
+#include "cluster/cluster_daemon.h"
 #include "control/control_server.h"
 #include "control/control_view.h"
+#include "control/metrics_collect.h"
 #include "observe/directory.h"
 #include "enforce/enforcer.h"
 #include "engine.h"
@@ -18,7 +20,7 @@
 #include "history.h"
 #include "metrics.h"
 #include "notify/notice_jobs.h"
-#include "notify/notice_rate.h"
+#include "record/notice_rate.h"
 #include "record/persist.h"
 #include "policy.h"
 #include "policy_diff.h"
@@ -71,8 +73,10 @@ struct daemon {
     struct directory directory;    /* who a uid is, from NSS, off the loop */
     struct history history;  /* each active user's last hour, for loginguardctl user */
     struct metrics metrics;  /* counts for loginguardctl metrics and metrics_file */
+    struct metrics_inputs metrics_inputs; /* what the metrics are made from */
     struct trace_writer trace; /* what the engine saw, for loginguardctl simulate */
     struct cluster cluster;  /* the standing shared with other nodes ([cluster]) */
+    struct cluster_view cluster_view; /* what its glue is given of the daemon */
     bool enforcing;        /* enforce mode with its backend open */
     uint64_t next_sample;  /* boottime usec */
     uint64_t next_sweep;

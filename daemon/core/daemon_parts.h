@@ -21,8 +21,15 @@ void daemon_say(struct daemon *d, int priority, const char *message);
 void daemon_log_event(struct daemon *d, const char *name, const char *message);
 /* The trace could not be written: said once until it works again. */
 void daemon_trace_failed(struct daemon *d, const char *why);
+/* What the effectors are given of the daemon (enforce/actions.h). */
+struct actions daemon_actions(struct daemon *d);
 /* What the notices are given of the daemon. */
 struct notifier daemon_notifier(struct daemon *d);
+/* The state files' view of the daemon (record/persist.h), and the two
+ * writes the core asks for: state.json now; what failed before, again. */
+struct persist_io daemon_persist_io(struct daemon *d);
+void daemon_save_state(struct daemon *d);
+void daemon_save_pending(struct daemon *d);
 /* The kernel's news (the connector's events, taskstats' exits) so far. */
 void daemon_drain_news(struct daemon *d);
 

@@ -83,7 +83,7 @@ static int wait_timeout_ms(struct daemon *d, bool drain_waits)
     earliest(&next, directory_deadline(&d->directory));
     earliest(&next, notify_deadline(&d->notice_jobs));
     earliest(&next, control_server_deadline(&d->control));
-    earliest(&next, cluster_daemon_deadline(d));
+    earliest(&next, cluster_daemon_deadline(&d->cluster_view));
     if (drain_waits)
         earliest(&next, d->next_drain);
     return next > now ? (int)((next - now + 999) / 1000) : 0;
@@ -104,7 +104,7 @@ static size_t fill_pollfds(struct daemon *d, bool watch, struct pollfd *pfd)
     pfd[PFD_EXITS] = (struct pollfd){.fd = watch ? d->exits.fd : -1, .events = POLLIN};
     pfd[PFD_ARGV] = (struct pollfd){.fd = argv_reader_fd(&d->sampler.argv), .events = POLLIN};
     pfd[PFD_DIRECTORY] = (struct pollfd){.fd = directory_fd(&d->directory), .events = POLLIN};
-    cluster_daemon_pollfd(d, &pfd[PFD_CLUSTER]);
+    cluster_daemon_pollfd(&d->cluster_view, &pfd[PFD_CLUSTER]);
     control_server_pollfds(&d->control, pfd + PFD_CONTROL);
     return PFD_JOBS + notify_pollfds(&d->notice_jobs, pfd + PFD_JOBS);
 }
@@ -162,7 +162,7 @@ void daemon_run(struct daemon *d)
             control_server_handle(&d->control, pfd + PFD_CONTROL, now);
         control_server_expire(&d->control, now);
         /* What the link said, what waits for it, and the link itself. */
-        cluster_daemon_handle(d, &pfd[PFD_CLUSTER]);
+        cluster_daemon_handle(&d->cluster_view, &pfd[PFD_CLUSTER]);
         /* Cheap (a waitpid a child): whenever the loop wakes. */
         struct notifier nt = daemon_notifier(d);
         notify_check(&nt);

@@ -181,9 +181,9 @@ static void decide(struct daemon *d)
      * after a limit is set must not lose the level that set it.  A write
      * that failed before (a full disk) is tried again. */
     if (d->decisions.count > 0 || d->persist.state.pending)
-        save_state(d);
-    save_pending(d);  /* notified.json and login notices, the same way */
-    cluster_daemon_decisions(d); /* and the cluster's records of them */
+        daemon_save_state(d);
+    daemon_save_pending(d);  /* notified.json and login notices, the same way */
+    cluster_daemon_decisions(&d->cluster_view); /* and the cluster's records of them */
     event_log_tick(&d->events, false);
 }
 
@@ -250,5 +250,5 @@ void daemon_tick(struct daemon *d)
     d->next_sample += d->policy.sample_interval;
     if (d->next_sample <= now)
         d->next_sample = now + d->policy.sample_interval;
-    metrics_sampled(d, now);
+    metrics_sampled(&d->metrics_inputs, now);
 }

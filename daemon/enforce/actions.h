@@ -29,10 +29,6 @@ struct actions {
     struct metrics *metrics;
 };
 
-/* What the actions are given of the daemon (daemon.c). */
-struct daemon;
-struct actions daemon_actions(struct daemon *d);
-
 /* Stop what a decision says to stop (forbidden, compute, a stop level):
  * the processes it names (in snap) and their descendants in procs, the
  * decided user's processes. */

@@ -12,7 +12,7 @@
 #include "history.h"
 #include "metrics.h"
 #include "notify/notice_jobs.h"
-#include "notify/notice_rate.h"
+#include "record/notice_rate.h"
 #include "record/persist.h"
 #include "policy.h"
 #include "enforce/proc_table.h"

@@ -11,7 +11,7 @@
 #include <sys/types.h>
 
 #include "base/child.h"
-#include "notify/notify_outcome.h"
+#include "record/notify_outcome.h"
 
 /* A desktop notice under way. */
 struct desktop_send {

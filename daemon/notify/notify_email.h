@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "base/child.h"
-#include "notify/notify_outcome.h"
+#include "record/notify_outcome.h"
 #include "report.h"
 
 /* A mail under way. */

@@ -5,8 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/daemon.h"
-#include "notify/login_notices.h"
+#include "record/login_notices.h"
 #include "record/persist.h"
 #include "record/state.h"
 #include "units.h"
@@ -38,19 +37,13 @@ static void report(const struct persist_io *io, const struct save_status *s,
                                              env_realtime(io->env)));
 }
 
-struct persist_io daemon_persist_io(struct daemon *d)
+void persist_save_state(const struct persist_io *io, const struct engine_state *engine)
 {
-    return (struct persist_io){&d->env, &d->policy, &d->events, &d->persist};
-}
-
-void save_state(struct daemon *d)
-{
-    struct persist_io io = daemon_persist_io(d);
     char err[512] = "", what[600];
-    uint64_t now = env_realtime(&d->env);
-    int rc = state_save(d->policy.state_dir, &d->engine, now, err, sizeof(err));
-    snprintf(what, sizeof(what), "the state (%s/%s)", d->policy.state_dir, STATE_FILE);
-    report(&io, &d->persist.state, save_status_note(&d->persist.state, rc == 0, now), what,
+    uint64_t now = env_realtime(io->env);
+    int rc = state_save(io->policy->state_dir, engine, now, err, sizeof(err));
+    snprintf(what, sizeof(what), "the state (%s/%s)", io->policy->state_dir, STATE_FILE);
+    report(io, &io->persist->state, save_status_note(&io->persist->state, rc == 0, now), what,
            err);
 }
 
@@ -142,14 +135,13 @@ enum notify_outcome persist_keep_login_notice(const struct persist_io *io, uid_t
     return NOTIFY_SENT;
 }
 
-void save_pending(struct daemon *d)
+void persist_save_pending(const struct persist_io *io, const struct notice_rate *rate)
 {
-    struct persist_io io = daemon_persist_io(d);
-    if (d->persist.rate.pending)
-        persist_save_notice_rate(&io, &d->notice_rate);
-    if (d->persist.login.pending) {
+    if (io->persist->rate.pending)
+        persist_save_notice_rate(io, rate);
+    if (io->persist->login.pending) {
         char err[512];
-        write_login_notices(&io, err, sizeof(err));
+        write_login_notices(io, err, sizeof(err));
     }
 }
 

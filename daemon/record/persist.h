@@ -14,9 +14,10 @@
 
 #include "base/environment.h"
 #include "record/events.h"
-#include "notify/notice_rate.h"
+#include "record/notice_rate.h"
 #include "notices.h"
-#include "notify/notify_outcome.h"
+#include "record/notify_outcome.h"
+#include "engine.h"
 #include "policy.h"
 #include "record/save_status.h"
 
@@ -55,14 +56,11 @@ enum notify_outcome persist_keep_login_notice(const struct persist_io *io, uid_t
                                               enum notice_kind kind, const struct notice *n,
                                               char *msg, size_t len);
 
-/* The same, for the daemon's own. */
-struct daemon;
-struct persist_io daemon_persist_io(struct daemon *d);
 /* Write the engine's state now. */
-void save_state(struct daemon *d);
+void persist_save_state(const struct persist_io *io, const struct engine_state *engine);
 /* At every sample: write notified.json and the login notices again if
  * that failed before (the daemon does the same for state.json). */
-void save_pending(struct daemon *d);
+void persist_save_pending(const struct persist_io *io, const struct notice_rate *rate);
 void persist_free(struct persist *p);
 
 #endif

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "notify/notice_rate.h"
+#include "record/notice_rate.h"
 #include "safefile.h"
 #include "util.h"
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "notify/login_notices.h"
+#include "record/login_notices.h"
 #include "safefile.h"
 #include "util.h"
 

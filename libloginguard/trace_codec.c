@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "trace_codec.h"
-#include "trace_json.h"
+#include "trace_codec_parts.h"
 #include "utf8.h"
 #include "util.h"
 

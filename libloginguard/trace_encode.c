@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "trace_codec.h"
-#include "trace_json.h"
+#include "trace_codec_parts.h"
 #include "util.h"
 
 /* ------------------------------------------------------------------ */

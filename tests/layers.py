@@ -4,7 +4,8 @@
 Looks at the sources (.c .cc .h) of daemon/, libloginguard/, pam/, tools/
 and link/ (not tests/), and at the objects built in daemon/ and
 libloginguard/.  A unit is a .c or .cc with its .h of the same name (a
-header alone is a unit too).  Arrows between units come from two places:
+header alone is a unit too); the files of one module cut in several,
+which share a private header X_parts.h, are one unit, X.  Arrows between units come from two places:
 
   include  #include "x.h", resolved against the including file's folder,
            then daemon/, libloginguard/, then the other -I folders the
@@ -24,6 +25,9 @@ The rules:
   4. Nothing in libloginguard/ includes a daemon/ header.
   5. In daemon/ and libloginguard/, no string literal starts with "/proc"
      or "/sys" except in base/environment.c, which names the host's roots.
+  6. The sampler applies no policy: its unit test (tests/unit/test_sampler,
+     when built) links no rules code, no symbol that the objects of
+     RULES_CODE define.
 An include that breaks rule 3 or 4 is told once, under that rule.
 
 Prints a summary line, then one line per failure, `file:line: what is
@@ -45,6 +49,9 @@ ROOTS = ["daemon", "libloginguard"] + USERS
 OBJECT_ROOTS = ["daemon", "libloginguard"]
 CONTEXT = "daemon/core/daemon.h"
 ROOTS_FILE = "daemon/base/environment.c"
+SAMPLER_TEST = "tests/unit/test_sampler"
+RULES_CODE = ["libloginguard/rules.c", "libloginguard/rules_judge.c",
+              "libloginguard/programs.c", "libloginguard/regex_linear.cc"]
 HOST_PATHS = ("/proc", "/sys")
 
 SRC = os.path.abspath(os.environ.get("LG_TOP_SRCDIR")
@@ -72,7 +79,20 @@ def allowed(src, dst):
 
 
 def unit(path):
-    return os.path.splitext(path)[0]
+    """A file's unit: its name without the extension, or X for the files of
+    one module cut in several, which share a private header X_parts.h."""
+    return parts_of.get(path) or os.path.splitext(path)[0]
+
+
+def parts_unit(path, text):
+    """X when path is X_parts.h or includes it (the module's own files)."""
+    if path.endswith("_parts.h"):
+        return path[:-len("_parts.h")]
+    for name in INCLUDE_RE.findall(text):
+        if name.endswith("_parts.h"):
+            return os.path.normpath(os.path.join(os.path.dirname(path),
+                                                 os.path.basename(name)))[:-len("_parts.h")]
+    return None
 
 
 def short(u):
@@ -155,8 +175,10 @@ def objects():
                     if not os.path.isfile(os.path.join(SRC, cands[0])):
                         cands = [p for p in all_sources if p.startswith(root + "/")
                                  and os.path.basename(p) == stem + ext]
-                    if len(cands) == 1 and os.path.isfile(os.path.join(SRC, cands[0])):
-                        found.setdefault(cands[0], os.path.join(dirpath, f))
+                    obj = os.path.join(dirpath, f)
+                    if (len(cands) == 1 and os.path.isfile(os.path.join(SRC, cands[0])) and
+                            os.path.getmtime(obj) >= os.path.getmtime(os.path.join(SRC, cands[0]))):
+                        found.setdefault(cands[0], obj)
     return {o: s for s, o in found.items()}
 
 
@@ -232,10 +254,13 @@ def one_cycle(comp, edges):
 
 
 all_sources = sources()
-code, units, unplaced = {}, set(), set()
+code, units, unplaced, parts_of, literals_of = {}, set(), set(), {}, {}
 for path in all_sources:
     with open(os.path.join(SRC, path), errors="replace") as f:
-        code[path], literals = scan(f.read())
+        code[path], literals_of[path] = scan(f.read())
+    parts_of[path] = parts_unit(path, code[path])
+for path in all_sources:
+    literals = literals_of[path]
     units.add(unit(path))
     top = folder(path)
     if top not in LAYERS + USERS and top not in unplaced:
@@ -307,6 +332,19 @@ else:
                      "down or have %s hand it in as a callback or a value"
                      % (src, ", ".join(names), objs[o], dst, os.path.basename(obj),
                         os.path.basename(o), dst), "up")
+
+# The sampler's unit test links no rules code.
+test_binary = os.path.join(BUILD, SAMPLER_TEST)
+if table is not None and os.path.isfile(test_binary):
+    rules_symbols = set()
+    for obj, src in objs.items():
+        if src in RULES_CODE:
+            rules_symbols |= table[obj][0]
+    linked = symbols([test_binary])
+    found = sorted(n for n in rules_symbols & linked[test_binary][0] if not n.startswith("DW.")) if linked else []
+    if found:
+        fail("tests/unit/test_sampler.c", 1, "the sampler's test links rules code (%s); the "
+             "sampler must judge through its scope's judge (judge.h)" % ", ".join(found[:5]))
 
 # Circles.
 for comp in circles(units, edges):

@@ -16,7 +16,7 @@
 
 #include "base/netlink.h"
 #include "observe/taskstats.h"
-#include "observe/taskstats_record.h"
+#include "observe/taskstats_parts.h"
 #include "util.h"
 
 /* A burst of exits between two drains of the main loop (a record takes

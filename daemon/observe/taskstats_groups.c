@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/netlink.h"
-#include "observe/taskstats_record.h"
+#include "observe/taskstats_parts.h"
 #include "util.h"
 
 /* Two records of one thread group give starts less than this apart (each

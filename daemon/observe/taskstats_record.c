@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "observe/taskstats_record.h"
+#include "observe/taskstats_parts.h"
 
 #define USEC_PER_SEC 1000000LL
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "notify/login_notices.h"
+#include "record/login_notices.h"
 #include "util.h"
 
 #define UID 4242

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "notify/notice_rate.h"
+#include "record/notice_rate.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -5,9 +5,9 @@
 
 #include <time.h>
 
-#include "notify/login_notices.h"
+#include "record/login_notices.h"
 #include "notice_build.h"
-#include "notify/notice_rate.h"
+#include "record/notice_rate.h"
 #include "policy.h"
 #include "units.h"
 

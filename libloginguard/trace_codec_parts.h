@@ -1,8 +1,8 @@
 /* Between the trace's writer (trace_encode.c) and reader
  * (trace_decode.c): the units of its figures and its strings as JSON
  * (trace_codec.c).  Not for other files. */
-#ifndef LOGINGUARD_TRACE_JSON_H
-#define LOGINGUARD_TRACE_JSON_H
+#ifndef LOGINGUARD_TRACE_CODEC_PARTS_H
+#define LOGINGUARD_TRACE_CODEC_PARTS_H
 
 #include <jansson.h>
 #include <stddef.h>

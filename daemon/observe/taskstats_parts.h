@@ -2,8 +2,8 @@
  * checking of one exit record (taskstats_record.c), the table that sums
  * a thread group's records (taskstats_groups.c), the socket
  * (taskstats.c).  Not for other parts of the daemon. */
-#ifndef LOGINGUARD_TASKSTATS_RECORD_H
-#define LOGINGUARD_TASKSTATS_RECORD_H
+#ifndef LOGINGUARD_TASKSTATS_PARTS_H
+#define LOGINGUARD_TASKSTATS_PARTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -59,3 +59,44 @@ int netlink_wait(int fd, int timeout_ms,
     }
     return ETIMEDOUT;
 }
+
+int netlink_drain(int fd, unsigned char *bufs, int batch, size_t dgram,
+                  int (*feed)(const unsigned char *buf, size_t len, uint32_t sender, void *arg),
+                  void (*overrun)(void *arg), uint64_t *rejected, void *arg)
+{
+    struct sockaddr_nl from[NETLINK_BATCH_MAX];
+    struct iovec iov[NETLINK_BATCH_MAX];
+    struct mmsghdr msgs[NETLINK_BATCH_MAX];
+    int lost = 0;
+    for (;;) {
+        for (int i = 0; i < batch; i++) {
+            iov[i] = (struct iovec){bufs + (size_t)i * dgram, dgram};
+            msgs[i].msg_hdr = (struct msghdr){.msg_name = &from[i],
+                                              .msg_namelen = sizeof(from[i]),
+                                              .msg_iov = &iov[i],
+                                              .msg_iovlen = 1};
+        }
+        int n = recvmmsg(fd, msgs, (unsigned)batch, MSG_DONTWAIT, NULL);
+        if (n < 0) {
+            if (errno == ENOBUFS) {
+                overrun(arg);
+                lost = 1;
+                continue;
+            }
+            if (errno == EINTR)
+                continue;
+            break; /* EAGAIN: all read */
+        }
+        for (int i = 0; i < n; i++) {
+            bool from_netlink = msgs[i].msg_hdr.msg_namelen >= sizeof(struct sockaddr_nl) &&
+                                from[i].nl_family == AF_NETLINK;
+            if (!from_netlink || (msgs[i].msg_hdr.msg_flags & MSG_TRUNC))
+                (*rejected)++;
+            else if (feed(iov[i].iov_base, msgs[i].msg_len, from[i].nl_pid, arg))
+                lost = 1;
+        }
+        if (n < batch)
+            break;
+    }
+    return lost;
+}

@@ -32,4 +32,16 @@ int netlink_wait(int fd, int timeout_ms,
                  int (*judge)(const unsigned char *buf, size_t len, uint32_t sender, void *arg),
                  void *arg);
 
+/* Every datagram waiting on fd, read `batch` at a time (at most 64) into
+ * bufs (batch datagrams of dgram bytes each): each whole one from the
+ * kernel goes to feed, with its length and sender's port (feed returns 1
+ * when it says events were lost); any other adds to *rejected; a socket
+ * that overran (ENOBUFS) calls overrun.  1 when something was lost,
+ * else 0. */
+#define NETLINK_BATCH_MAX 64
+
+int netlink_drain(int fd, unsigned char *bufs, int batch, size_t dgram,
+                  int (*feed)(const unsigned char *buf, size_t len, uint32_t sender, void *arg),
+                  void (*overrun)(void *arg), uint64_t *rejected, void *arg);
+
 #endif

@@ -295,54 +295,39 @@ void proc_connector_close(struct proc_connector *pc)
     pc->fd = -1;
 }
 
+struct drain {
+    struct proc_connector *pc;
+    void (*fn)(const struct pc_event *ev, void *arg);
+    void *arg;
+};
+
+static int feed_events(const unsigned char *buf, size_t len, uint32_t sender, void *arg)
+{
+    struct drain *d = arg;
+    struct pc_parsed parsed;
+    proc_connector_parse(buf, len, sender, &parsed);
+    d->pc->rejected += parsed.rejected;
+    if (parsed.overrun)
+        d->pc->overruns++;
+    for (size_t k = 0; k < parsed.count; k++) {
+        d->pc->events++;
+        d->fn(&parsed.events[k], d->arg);
+    }
+    return parsed.overrun;
+}
+
+static void socket_overrun(void *arg)
+{
+    ((struct drain *)arg)->pc->overruns++;
+}
+
 int proc_connector_drain(struct proc_connector *pc,
                          void (*fn)(const struct pc_event *ev, void *arg), void *arg)
 {
     static __thread unsigned char bufs[BATCH][DGRAM_MAX] __attribute__((aligned(8)));
-    struct sockaddr_nl from[BATCH];
-    struct iovec iov[BATCH];
-    struct mmsghdr msgs[BATCH];
-    int lost = 0;
-    while (pc->fd >= 0) {
-        for (int i = 0; i < BATCH; i++) {
-            iov[i] = (struct iovec){bufs[i], DGRAM_MAX};
-            msgs[i].msg_hdr = (struct msghdr){.msg_name = &from[i],
-                                              .msg_namelen = sizeof(from[i]),
-                                              .msg_iov = &iov[i],
-                                              .msg_iovlen = 1};
-        }
-        int n = recvmmsg(pc->fd, msgs, BATCH, MSG_DONTWAIT, NULL);
-        if (n < 0) {
-            if (errno == ENOBUFS) {
-                pc->overruns++;
-                lost = 1;
-                continue;
-            }
-            if (errno == EINTR)
-                continue;
-            break; /* EAGAIN: all read */
-        }
-        for (int i = 0; i < n; i++) {
-            struct pc_parsed parsed;
-            bool from_netlink = msgs[i].msg_hdr.msg_namelen >= sizeof(struct sockaddr_nl) &&
-                                from[i].nl_family == AF_NETLINK;
-            if (!from_netlink || (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
-                pc->rejected++;
-                continue;
-            }
-            proc_connector_parse(bufs[i], msgs[i].msg_len, from[i].nl_pid, &parsed);
-            pc->rejected += parsed.rejected;
-            if (parsed.overrun) {
-                pc->overruns++;
-                lost = 1;
-            }
-            for (size_t k = 0; k < parsed.count; k++) {
-                pc->events++;
-                fn(&parsed.events[k], arg);
-            }
-        }
-        if (n < BATCH)
-            break;
-    }
-    return lost;
+    if (pc->fd < 0)
+        return 0;
+    struct drain d = {pc, fn, arg};
+    return netlink_drain(pc->fd, &bufs[0][0], BATCH, DGRAM_MAX, feed_events, socket_overrun,
+                         &pc->rejected, &d);
 }

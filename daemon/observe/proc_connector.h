@@ -32,7 +32,7 @@ struct pc_event {
 struct pc_parsed {
     struct pc_event events[8];
     size_t count;
-    unsigned rejected;  /* messages that failed a check */
+    uint64_t rejected;  /* messages that failed a check */
     bool overrun;       /* the kernel said it dropped some (NLMSG_OVERRUN) */
 };
 

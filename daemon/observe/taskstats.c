@@ -303,45 +303,32 @@ void taskstats_close(struct taskstats_listener *t)
     t->bufs = NULL;
 }
 
+struct drain {
+    struct taskstats_listener *t;
+    void (*fn)(const struct ts_exit *e, void *arg);
+    void *arg;
+};
+
+static int feed_exits(const unsigned char *buf, size_t len, uint32_t sender, void *arg)
+{
+    struct drain *d = arg;
+    return taskstats_feed(d->t, buf, len, sender, d->fn, d->arg);
+}
+
+/* Records were lost: the sums in flight are forgotten. */
+static void socket_overrun(void *arg)
+{
+    struct taskstats_listener *t = ((struct drain *)arg)->t;
+    t->overruns++;
+    ts_forget_groups(t);
+}
+
 int taskstats_drain(struct taskstats_listener *t,
                     void (*fn)(const struct ts_exit *e, void *arg), void *arg)
 {
-    struct sockaddr_nl from[BATCH];
-    struct iovec iov[BATCH];
-    struct mmsghdr msgs[BATCH];
-    int lost = 0;
-    while (t->fd >= 0) {
-        for (int i = 0; i < BATCH; i++) {
-            iov[i] = (struct iovec){t->bufs + (size_t)i * DGRAM_MAX, DGRAM_MAX};
-            msgs[i].msg_hdr = (struct msghdr){.msg_name = &from[i],
-                                              .msg_namelen = sizeof(from[i]),
-                                              .msg_iov = &iov[i],
-                                              .msg_iovlen = 1};
-        }
-        int n = recvmmsg(t->fd, msgs, BATCH, MSG_DONTWAIT, NULL);
-        if (n < 0) {
-            if (errno == ENOBUFS) {
-                t->overruns++;
-                ts_forget_groups(t);
-                lost = 1;
-                continue;
-            }
-            if (errno == EINTR)
-                continue;
-            break; /* EAGAIN: all read */
-        }
-        for (int i = 0; i < n; i++) {
-            bool from_netlink = msgs[i].msg_hdr.msg_namelen >= sizeof(struct sockaddr_nl) &&
-                                from[i].nl_family == AF_NETLINK;
-            if (!from_netlink || (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
-                t->rejected++;
-                continue;
-            }
-            if (taskstats_feed(t, iov[i].iov_base, msgs[i].msg_len, from[i].nl_pid, fn, arg))
-                lost = 1;
-        }
-        if (n < BATCH)
-            break;
-    }
-    return lost;
+    if (t->fd < 0)
+        return 0;
+    struct drain d = {t, fn, arg};
+    return netlink_drain(t->fd, t->bufs, BATCH, DGRAM_MAX, feed_exits, socket_overrun,
+                         &t->rejected, &d);
 }

@@ -5,12 +5,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "record/events.h"
+#include "json_text.h"
 #include "strbuf.h"
 #include "units.h"
 #include "util.h"
 #include "utf8.h"
-#include "control/why_explain.h"
+#include "why_explain.h"
 
 static const char *const verdict_names[] = {
     [WHY_NO_PROCESS] = "no_process",       [WHY_NOT_JUDGED] = "not_judged",

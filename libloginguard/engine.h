@@ -105,11 +105,6 @@ struct decisions {
 void engine_step(const struct policy *p, struct engine_state *st, const struct snapshot *snap,
                  struct decisions *out);
 
-/* root, uids below min_uid, [exempt] users and groups, temporary
- * exemptions, and a user the directory has not answered about yet. */
-bool engine_user_protected(const struct policy *p, const struct user_state *st,
-                           const struct user_sample *u, uint64_t now);
-
 /* An admin's word (loginguardctl): forgive puts uid back at level none
  * with no limits and a fresh window, and returns the level it had (0 and
  * nothing done for a user with no state); exempt protects uid until

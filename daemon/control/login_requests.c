@@ -17,6 +17,7 @@
 #include "notice_build.h"
 #include "record/persist.h"
 #include "observe/procfs.h"
+#include "user_standing.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -29,17 +30,12 @@ static const struct user_state *at_level(struct daemon *d, uid_t uid, uint64_t n
     return d->enforcing && us && us->level > 0 && us->until > now ? us : NULL;
 }
 
-static const char *name_of(struct daemon *d, uid_t uid)
-{
-    return directory_name_of(&d->directory, uid);
-}
-
 /* Never limited, so never told about limits or refused: root, system
  * accounts, [exempt] users and groups, a temporary exemption. */
 static bool protected(struct daemon *d, uid_t uid, uint64_t now)
 {
     struct user_sample u = directory_sample(&d->directory, uid);
-    return engine_user_protected(&d->policy, engine_user(&d->engine, uid, false), &u, now);
+    return user_protected(&d->policy, engine_user(&d->engine, uid, false), &u, now);
 }
 
 /* The body of a login notice (standing or login_refused) for uid's
@@ -49,7 +45,8 @@ static json_t *render_standing(struct daemon *d, const struct user_state *us,
 {
     struct decision x = notice_standing_decision(us);
     struct notice_facts f = {.policy = &d->policy, .decision = &x, .kind = kind,
-                             .user = name_of(d, us->uid), .host = d->events.host};
+                             .user = directory_name_of(&d->directory, us->uid),
+                             .host = d->events.host};
     struct notice_values v;
     notice_values_build(&v, &f);
     struct notice n;
@@ -182,8 +179,8 @@ json_t *login_account_reply(struct daemon *d, uid_t uid, int deny_level)
         return r;
     json_t *message = render_standing(d, us, NOTICE_LOGIN_REFUSED);
     json_object_set_new(r, "message", message ? message : json_string("loginguard: refused"));
-    json_t *e = event_action("login_refused", uid, name_of(d, uid), mode_name(d->policy.mode),
-                             d->events.host, now);
+    json_t *e = event_action("login_refused", uid, directory_name_of(&d->directory, uid),
+                             mode_name(d->policy.mode), d->events.host, now);
     json_object_set_new(e, "level", json_integer(us->level));
     json_object_set_new(e, "until", json_from_time(us->until));
     json_object_set_new(e, "deny_level", json_integer(deny_level));

@@ -12,6 +12,7 @@
 #include "control/metrics_collect.h"
 #include "metrics_format.h"
 #include "safefile.h"
+#include "user_standing.h"
 #include "util.h"
 
 struct candidate {
@@ -29,7 +30,7 @@ static struct candidate candidate(struct daemon *d, uid_t uid, uint64_t now)
         .user = {.uid = uid, .name = info->name, .cpu_cores = u ? u->cpu : 0,
                  .memory_bytes = u ? u->memory : 0, .tasks = u ? u->tasks : 0,
                  .level = us ? us->level : 0,
-                 .exempt = engine_user_protected(&d->policy, us, &who, now)},
+                 .exempt = user_protected(&d->policy, us, &who, now)},
         .first = us && (us->level > 0 || us->exempt_until > now),
     };
     return c;

@@ -6,9 +6,10 @@
 #include <string.h>
 
 #include "engine.h"
+#include "user_standing.h"
+#include "util.h"
 
 #define WINDOW_SLACK 50000 /* usec */
-#include "util.h"
 
 static const char *const decision_names[] = {
     [DECISION_VIOLATION] = "violation", [DECISION_EXPIRED] = "level_expired",
@@ -90,16 +91,6 @@ void decisions_free(struct decisions *d)
 {
     free(d->items);
     memset(d, 0, sizeof(*d));
-}
-
-bool engine_user_protected(const struct policy *p, const struct user_state *st,
-                           const struct user_sample *u, uint64_t now)
-{
-    if (u->uid == 0 || u->uid < p->min_uid || u->directory_pending)
-        return true;
-    if (u->exempt_group || (u->name[0] && name_list_contains(&p->exempt_users, u->name)))
-        return true;
-    return st && st->exempt_until > now;
 }
 
 /* Which of two processes comes first in a decision's list. */
@@ -479,8 +470,7 @@ static void judge_processes(const struct policy *p, struct engine_state *st,
             continue;
         const struct user_sample *u = find_sorted(users, snap->user_count, ps->uid);
         struct user_sample fallback = {.uid = ps->uid};
-        if (!engine_user_protected(p, engine_user(st, ps->uid, false), u ? u : &fallback,
-                                   snap->now))
+        if (!user_protected(p, engine_user(st, ps->uid, false), u ? u : &fallback, snap->now))
             idx[n++] = i;
     }
     free(users);
@@ -532,7 +522,7 @@ void engine_step(const struct policy *p, struct engine_state *st, const struct s
     for (size_t i = 0; i < snap->user_count; i++) {
         const struct user_sample *u = &snap->users[i];
         struct user_state *us = engine_user(st, u->uid, false);
-        if (engine_user_protected(p, us, u, snap->now)) {
+        if (user_protected(p, us, u, snap->now)) {
             if (us) {
                 us->cpu_over_since = us->mem_over_since = us->over_level_since = 0;
                 us->in_snapshot = true;

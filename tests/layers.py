@@ -341,7 +341,8 @@ if table is not None and os.path.isfile(test_binary):
         if src in RULES_CODE:
             rules_symbols |= table[obj][0]
     linked = symbols([test_binary])
-    found = sorted(n for n in rules_symbols & linked[test_binary][0] if not n.startswith("DW.")) if linked else []
+    both = rules_symbols & linked[test_binary][0] if linked else set()
+    found = sorted(n for n in both if not n.startswith("DW."))  # DW.*: C++ unwinding
     if found:
         fail("tests/unit/test_sampler.c", 1, "the sampler's test links rules code (%s); the "
              "sampler must judge through its scope's judge (judge.h)" % ", ".join(found[:5]))

@@ -17,37 +17,29 @@
 #include "record/persist.h"
 #include "units.h"
 #include "control/user_report.h"
+#include "user_standing.h"
 #include "util.h"
 #include "control/why.h"
-
-/* Below this a user is idle: status leaves them out without --all. */
-#define IDLE_CPU 0.05
-
-static const char *name_of(struct control_view *v, uid_t uid)
-{
-    return directory_name_of(v->directory, uid);
-}
 
 static json_t *time_or_null(uint64_t usec)
 {
     return usec ? json_from_time(usec) : json_null();
 }
 
-/* Why a user is never judged, or NULL. */
-static const char *protection(struct control_view *v, uid_t uid)
+/* Why a user is never judged, or NULL (a temporary exemption shows as
+ * exempt_until). */
+static const char *protection(struct control_view *v, uid_t uid, uint64_t now)
 {
-    const struct user_info *info = directory_user(v->directory, uid);
-    if (uid == 0)
-        return "root";
-    if (uid < v->policy->min_uid)
-        return "system account (below min_uid)";
-    if (info->name[0] && name_list_contains(&v->policy->exempt_users, info->name))
-        return "[exempt] users";
-    if (info->exempt_group)
-        return "[exempt] groups";
-    if (!info->answered)
-        return "not judged until the user directory (NSS) says who this is";
-    return NULL;
+    static const char *const why[] = {
+        [PROTECTION_ROOT] = "root",
+        [PROTECTION_SYSTEM] = "system account (below min_uid)",
+        [PROTECTION_EXEMPT_USER] = "[exempt] users",
+        [PROTECTION_EXEMPT_GROUP] = "[exempt] groups",
+        [PROTECTION_DIRECTORY] = "not judged until the user directory (NSS) says who this is",
+        [PROTECTION_NONE] = NULL, [PROTECTION_TEMPORARY] = NULL,
+    };
+    struct user_sample u = directory_sample(v->directory, uid);
+    return why[user_protection(v->policy, engine_user(v->engine, uid, false), &u, now)];
 }
 
 /* One user as status and user show them: usage at the last sample, level,
@@ -56,7 +48,7 @@ static json_t *user_row(struct control_view *v, uid_t uid, uint64_t now)
 {
     const struct user_sample *u = snapshot_find_user(v->snap, uid);
     const struct user_state *us = engine_user(v->engine, uid, false);
-    const char *name = name_of(v, uid);
+    const char *name = directory_name_of(v->directory, uid);
     json_t *o = json_object();
     json_object_set_new(o, "uid", json_integer((json_int_t)uid));
     json_object_set_new(o, "user", name[0] ? json_from_bytes(name, strlen(name)) : json_null());
@@ -72,7 +64,7 @@ static json_t *user_row(struct control_view *v, uid_t uid, uint64_t now)
     json_object_set_new(o, "violations", json_integer(us ? (json_int_t)us->violations : 0));
     json_object_set_new(o, "exempt_until",
                         time_or_null(us && us->exempt_until > now ? us->exempt_until : 0));
-    const char *why = protection(v, uid);
+    const char *why = protection(v, uid, now);
     json_object_set_new(o, "protected", why ? json_string(why) : json_null());
     return o;
 }
@@ -80,8 +72,8 @@ static json_t *user_row(struct control_view *v, uid_t uid, uint64_t now)
 static bool idle(struct control_view *v, uid_t uid, uint64_t now)
 {
     const struct user_sample *u = snapshot_find_user(v->snap, uid);
-    const struct user_state *us = engine_user(v->engine, uid, false);
-    return (!u || u->cpu < IDLE_CPU) && (!us || (!us->level && us->exempt_until <= now));
+    /* Status does not look at memory. */
+    return user_idle(engine_user(v->engine, uid, false), u ? u->cpu : 0, 0, 0, now);
 }
 
 static int by_cpu(const void *a, const void *b)
@@ -176,9 +168,9 @@ static int resolve(struct control_view *v, const struct control_request *req, ui
 static json_t *by_event(struct control_view *v, const char *name, uid_t uid, const struct control_conn *c,
                         const char *reason)
 {
-    json_t *e = event_action(name, uid, name_of(v, uid), mode_name(v->policy->mode), v->events->host,
-                             env_realtime(v->env));
-    const char *by = name_of(v, c->peer.uid);
+    json_t *e = event_action(name, uid, directory_name_of(v->directory, uid),
+                             mode_name(v->policy->mode), v->events->host, env_realtime(v->env));
+    const char *by = directory_name_of(v->directory, c->peer.uid);
     json_object_set_new(e, "by_uid", json_integer((json_int_t)c->peer.uid));
     json_object_set_new(e, "by", by[0] ? json_from_bytes(by, strlen(by)) : json_null());
     if (reason && reason[0])
@@ -224,7 +216,7 @@ static json_t *forgive(struct control_view *v, const struct control_conn *c, uid
                        const struct control_request *req, uint64_t now)
 {
     int before = engine_forgive(v->engine, uid, now);
-    v->cluster_change(v->core, CHANGE_FORGIVE, uid, name_of(v, c->peer.uid));
+    v->cluster_change(v->core, CHANGE_FORGIVE, uid, directory_name_of(v->directory, c->peer.uid));
     json_t *failed = save_now(v);
     json_t *e = by_event(v, "user_forgiven", uid, c, req->reason);
     json_object_set_new(e, "level_before", json_integer(before));
@@ -243,7 +235,7 @@ static json_t *exempt(struct control_view *v, const struct control_conn *c, uid_
     }
     uint64_t until = req->remove ? 0 : now + req->duration * USEC_PER_SEC;
     engine_exempt(v->engine, uid, until);
-    v->cluster_change(v->core, CHANGE_EXEMPT, uid, name_of(v, c->peer.uid));
+    v->cluster_change(v->core, CHANGE_EXEMPT, uid, directory_name_of(v->directory, c->peer.uid));
     json_t *failed = save_now(v);
     json_t *e = by_event(v, req->remove ? "exempt_removed" : "exempt_added", uid, c, req->reason);
     if (until)
@@ -269,7 +261,7 @@ static json_t *string_list(char *const *items, size_t count)
  * changed, or every error (and the running policy stays). */
 static json_t *reload(struct control_view *v, const struct control_conn *c)
 {
-    const char *name = name_of(v, c->peer.uid);
+    const char *name = directory_name_of(v->directory, c->peer.uid);
     json_t *by = json_pack("{s:I, s:o, s:s}", "by_uid", (json_int_t)c->peer.uid, "by",
                            name[0] ? json_from_bytes(name, strlen(name)) : json_null(),
                            "request", control_op_name(CONTROL_RELOAD));

@@ -17,6 +17,7 @@
 #include "notice_build.h"
 #include "record/persist.h"
 #include "observe/procfs.h"
+#include "user_standing.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -29,17 +30,12 @@ static const struct user_state *at_level(struct control_view *v, uid_t uid, uint
     return *v->enforcing && us && us->level > 0 && us->until > now ? us : NULL;
 }
 
-static const char *name_of(struct control_view *v, uid_t uid)
-{
-    return directory_name_of(v->directory, uid);
-}
-
 /* Never limited, so never told about limits or refused: root, system
  * accounts, [exempt] users and groups, a temporary exemption. */
 static bool protected(struct control_view *v, uid_t uid, uint64_t now)
 {
     struct user_sample u = directory_sample(v->directory, uid);
-    return engine_user_protected(v->policy, engine_user(v->engine, uid, false), &u, now);
+    return user_protected(v->policy, engine_user(v->engine, uid, false), &u, now);
 }
 
 /* The body of a login notice (standing or login_refused) for uid's
@@ -49,7 +45,8 @@ static json_t *render_standing(struct control_view *v, const struct user_state *
 {
     struct decision x = notice_standing_decision(us);
     struct notice_facts f = {.policy = v->policy, .decision = &x, .kind = kind,
-                             .user = name_of(v, us->uid), .host = v->events->host};
+                             .user = directory_name_of(v->directory, us->uid),
+                             .host = v->events->host};
     struct notice_values vals;
     notice_values_build(&vals, &f);
     struct notice n;
@@ -182,8 +179,8 @@ json_t *login_account_reply(struct control_view *v, uid_t uid, int deny_level)
         return r;
     json_t *message = render_standing(v, us, NOTICE_LOGIN_REFUSED);
     json_object_set_new(r, "message", message ? message : json_string("loginguard: refused"));
-    json_t *e = event_action("login_refused", uid, name_of(v, uid), mode_name(v->policy->mode),
-                             v->events->host, now);
+    json_t *e = event_action("login_refused", uid, directory_name_of(v->directory, uid),
+                             mode_name(v->policy->mode), v->events->host, now);
     json_object_set_new(e, "level", json_integer(us->level));
     json_object_set_new(e, "until", json_from_time(us->until));
     json_object_set_new(e, "deny_level", json_integer(deny_level));

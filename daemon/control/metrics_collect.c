@@ -13,11 +13,13 @@
 #include "control_proto.h"
 #include "metrics_format.h"
 #include "safefile.h"
+#include "user_standing.h"
 #include "util.h"
 
 struct candidate {
     struct metrics_user user;
     bool first;    /* a level or a temporary exemption: shown before the rest */
+    bool idle;     /* never shown (user_standing.h) */
 };
 
 static struct candidate candidate(struct metrics_inputs *in, uid_t uid, uint64_t now)
@@ -30,17 +32,12 @@ static struct candidate candidate(struct metrics_inputs *in, uid_t uid, uint64_t
         .user = {.uid = uid, .name = info->name, .cpu_cores = u ? u->cpu : 0,
                  .memory_bytes = u ? u->memory : 0, .tasks = u ? u->tasks : 0,
                  .level = us ? us->level : 0,
-                 .exempt = engine_user_protected(in->policy, us, &who, now)},
-        .first = us && (us->level > 0 || us->exempt_until > now),
+                 .exempt = user_protected(in->policy, us, &who, now)},
+        .first = user_marked(us, now),
+        .idle = user_idle(us, u ? u->cpu : 0, u ? u->memory : 0,
+                          in->policy->violation_memory / 2, now),
     };
     return c;
-}
-
-static bool idle(const struct metrics_inputs *in, const struct candidate *c)
-{
-    uint64_t memory = in->policy->violation_memory / 2;
-    return !c->first && c->user.cpu_cores < METRICS_IDLE_CPU &&
-           (!memory || c->user.memory_bytes < memory);
 }
 
 static int by_rank(const void *a, const void *b)
@@ -79,7 +76,7 @@ static struct metrics_user *pick_users(struct metrics_inputs *in, struct metrics
     }
     size_t kept = 0;
     for (size_t i = 0; i < n; i++)
-        if (!idle(in, &all[i]))
+        if (!all[i].idle)
             all[kept++] = all[i];
     qsort(all, kept, sizeof(*all), by_rank);
     v->user_count = kept < METRICS_USERS_MAX ? kept : METRICS_USERS_MAX;

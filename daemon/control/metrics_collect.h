@@ -38,9 +38,8 @@ struct metrics_inputs {
  * happens on the node: users with a level or a temporary exemption
  * first, then by CPU.  Idle users are never shown. */
 #define METRICS_USERS_MAX 1000
-/* A user is idle below this CPU (cores, as loginguardctl status) and
- * below half of [violation] memory, with no level and no exemption. */
-#define METRICS_IDLE_CPU 0.05
+/* Idle (user_idle, user_standing.h): below USER_IDLE_CPU and half of
+ * [violation] memory, with no level and no exemption. */
 
 /* The Prometheus text (to be freed), *len its length. */
 char *metrics_text(struct metrics_inputs *in, size_t *len);

@@ -11,7 +11,7 @@
 #include "record/event_tail.h"
 #include "observe/procfs.h"
 #include "control/why.h"
-#include "control/why_explain.h"
+#include "why_explain.h"
 
 static const struct rule *rule_named(const struct policy *p, const char *name)
 {

@@ -8,17 +8,13 @@
 #include <string.h>
 
 #include "enforce/actions.h"
+#include "user_standing.h"
 #include "util.h"
-
-static const char *user_name(const struct actions *a, uid_t uid)
-{
-    return directory_name_of(a->directory, uid);
-}
 
 static json_t *action_event(const struct actions *a, const char *name, uid_t uid)
 {
-    return event_action(name, uid, user_name(a, uid), mode_name(a->policy->mode),
-                        a->events->host, env_realtime(a->env));
+    return event_action(name, uid, directory_name_of(a->directory, uid),
+                        mode_name(a->policy->mode), a->events->host, env_realtime(a->env));
 }
 
 static json_t *json_target(const struct stop_target *t)
@@ -90,11 +86,14 @@ static bool counted(const struct actions *a, uid_t uid)
     return !a->counters || counters_find(a->counters, uid);
 }
 
-/* Returns true when the user's cgroup was made just now. */
-static bool set_limits(const struct actions *a, uid_t uid, const struct user_state *us,
-                       uint64_t now)
+/* uid's limits as they should be now, given why it is protected
+ * (user_limits_wanted); true when its cgroup was made just now. */
+static bool set_limits(const struct actions *a, uid_t uid, enum protection why, uint64_t now)
 {
-    struct limits l = enforcer_wanted(a->policy, us, now);
+    const struct user_state *us = engine_user(a->engine, uid, false);
+    struct limits l;
+    if (!user_limits_wanted(a->policy, us, why, now, &l))
+        return false;
     char err[512];
     int rc = enforcer_set_limits(a->enforcer, uid, &l, a->policy->scan_interval, err,
                                  sizeof(err));
@@ -102,7 +101,8 @@ static bool set_limits(const struct actions *a, uid_t uid, const struct user_sta
         return false;
     json_t *e = action_event(a, rc > 0 ? "limits_set" : "limits_error", uid);
     json_object_set_new(e, "limits", json_from_limits(l.cpu, l.memory, l.tasks));
-    bool at_level = us && us->level > 0 && us->until > now;
+    /* A temporary exemption lifts the level: what is set is the share. */
+    bool at_level = why == PROTECTION_NONE && us && us->level > 0 && us->until > now;
     metrics_count_action(a->metrics, at_level ? (rc > 0 ? ACTION_LIMITS_LEVEL_DONE
                                                          : ACTION_LIMITS_LEVEL_FAILED)
                                                : (rc > 0 ? ACTION_LIMITS_SHARE_DONE
@@ -115,34 +115,16 @@ static bool set_limits(const struct actions *a, uid_t uid, const struct user_sta
     return rc > 0 && !counted(a, uid);
 }
 
-static bool protected_user(const struct actions *a, uid_t uid, uint64_t now)
+static enum protection protection(const struct actions *a, uid_t uid, uint64_t now)
 {
     struct user_sample u = directory_sample(a->directory, uid);
-    return engine_user_protected(a->policy, engine_user(a->engine, uid, false), &u, now);
-}
-
-/* A user exempted for a while (loginguardctl exempt) and not otherwise
- * protected: their level's limits are lifted while it lasts, not the
- * share. */
-static bool exempted_for_now(const struct actions *a, uid_t uid, uint64_t now)
-{
-    const struct user_state *us = engine_user(a->engine, uid, false);
-    if (!us || us->exempt_until <= now)
-        return false;
-    struct user_state without = *us;
-    without.exempt_until = 0;
-    struct user_sample u = directory_sample(a->directory, uid);
-    return !engine_user_protected(a->policy, &without, &u, now);
+    return user_protection(a->policy, engine_user(a->engine, uid, false), &u, now);
 }
 
 /* uid's limits as they should be now; true when its cgroup was made. */
 static bool sync_one(const struct actions *a, uid_t uid, uint64_t now)
 {
-    if (!protected_user(a, uid, now))
-        return set_limits(a, uid, engine_user(a->engine, uid, false), now);
-    if (exempted_for_now(a, uid, now))
-        return set_limits(a, uid, NULL, now);
-    return false;
+    return set_limits(a, uid, protection(a, uid, now), now);
 }
 
 bool sync_limits(const struct actions *a, const struct snapshot *snap)
@@ -167,7 +149,7 @@ bool sync_user_limits(const struct actions *a, const struct snapshot *snap, uid_
 static int move_to_user(const struct actions *a, uid_t owner, pid_t pid, uint64_t start_time,
                         uint64_t now, bool *made)
 {
-    *made |= set_limits(a, owner, engine_user(a->engine, owner, false), now);
+    *made |= set_limits(a, owner, PROTECTION_NONE, now);
     char err[512];
     int rc = enforcer_adopt(a->enforcer, owner, pid, start_time, err, sizeof(err));
     metrics_count_action(a->metrics, rc == 0  ? ACTION_MOVE_DONE
@@ -187,7 +169,7 @@ bool adopt_process(const struct actions *a, const struct new_proc *p, bool *made
     /* Exempt programs too: exemption spares a process from being stopped,
      * not from its user's share.  A process born inside its owner's
      * cgroup (a child of one already there) needs no move. */
-    if (!p->outside || protected_user(a, p->owner, now))
+    if (!p->outside || protection(a, p->owner, now) != PROTECTION_NONE)
         return false;
     return move_to_user(a, p->owner, p->pid, p->start_time, now, made) == 0;
 }
@@ -196,7 +178,7 @@ bool place_session(const struct actions *a, uid_t uid, pid_t pid, uint64_t start
                    bool *made)
 {
     uint64_t now = env_realtime(a->env);
-    if (a->enforcer->backend != BACKEND_CGROUPFS || protected_user(a, uid, now))
+    if (a->enforcer->backend != BACKEND_CGROUPFS || protection(a, uid, now) != PROTECTION_NONE)
         return false;
     return move_to_user(a, uid, pid, start_time, now, made) == 0;
 }

@@ -17,7 +17,7 @@
 
 #include "observe/cgroup_counters.h"
 #include "enforce/cgroupfs_v2.h"
-#include "enforce/limits.h"
+#include "cgroup_limits.h"
 
 enum cg_controller { CG_CPU, CG_CPUACCT, CG_MEMORY, CG_PIDS, CG_COUNT };
 

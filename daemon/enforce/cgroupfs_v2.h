@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "enforce/limits.h"
+#include "cgroup_limits.h"
 
 enum { V2_CPU = 1, V2_MEMORY = 2, V2_PIDS = 4, V2_ALL = 7 };
 

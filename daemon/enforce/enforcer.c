@@ -133,28 +133,6 @@ void enforcer_remove_empty(struct enforcer *e, bool (*busy)(uid_t uid, void *arg
     e->count = kept;
 }
 
-/* The stricter of two limits, 0 being none. */
-static double tighter_cpu(double a, double b)
-{
-    return a <= 0 ? b : b <= 0 ? a : (a < b ? a : b);
-}
-
-static uint64_t tighter(uint64_t a, uint64_t b)
-{
-    return a == 0 ? b : b == 0 ? a : (a < b ? a : b);
-}
-
-struct limits enforcer_wanted(const struct policy *p, const struct user_state *us, uint64_t now)
-{
-    struct limits l = {p->share_cpu, p->share_memory, p->share_tasks};
-    if (us && us->level > 0 && us->until > now && (size_t)us->level <= p->level_count) {
-        const struct level *lv = &p->levels[us->level - 1];
-        l.cpu = tighter_cpu(l.cpu, lv->cpu);
-        l.memory = tighter(l.memory, lv->memory);
-    }
-    return l;
-}
-
 void enforcer_close(struct enforcer *e, bool release)
 {
     char err[512];

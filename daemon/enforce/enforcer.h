@@ -11,7 +11,7 @@
 #include "enforce/cgroupfs.h"
 #include "engine.h"
 #include "base/environment.h"
-#include "enforce/limits.h"
+#include "cgroup_limits.h"
 #include "policy.h"
 #include "enforce/stopper.h"
 #include "enforce/systemd_backend.h"
@@ -50,10 +50,6 @@ void enforcer_close(struct enforcer *e, bool release);
  * the daemon stopped.  Each cgroup that stays is named on stderr, with
  * why; returns how many stayed or kept their limits. */
 int enforcer_release_all(struct enforcer *e);
-
-/* The limits a user should have now: the standing share, tightened by
- * the level's limits while they last. */
-struct limits enforcer_wanted(const struct policy *p, const struct user_state *us, uint64_t now);
 
 /* Apply l to uid unless it already has it.  Returns 1 when something was
  * written, 0 when nothing had to be, -1 on error (err filled).  After an

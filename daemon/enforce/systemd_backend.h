@@ -29,7 +29,7 @@ typedef struct sd_bus_message sd_bus_message;
 #endif
 
 #include "base/environment.h"
-#include "enforce/limits.h"
+#include "cgroup_limits.h"
 #include "enforce/systemd_library.h"
 
 struct systemd_backend {

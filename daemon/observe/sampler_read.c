@@ -195,6 +195,20 @@ int reread_program(struct sampler *s, struct tracked_proc *t)
 }
 
 /* Read a known process.  Returns -1 when it is gone (the caller forgets it). */
+/* Whether t's executable is another than its program's (an exec whose
+ * event has not been read yet).  One readlink, at most once a sample. */
+static bool exe_changed(const struct sampler *s, const struct tracked_proc *t)
+{
+    char name[32], path[EXE_SHOWN + 1];
+    snprintf(name, sizeof(name), "%d/exe", (int)t->pid);
+    ssize_t n = readlinkat(s->proc_fd, name, path, sizeof(path) - 1);
+    const char *known = t->prog ? t->prog->exe : NULL;
+    if (n <= 0 || !known)
+        return (n > 0) != (known != NULL);
+    path[n] = '\0';
+    return strncmp(path, known, EXE_SHOWN) != 0;
+}
+
 int refresh_proc(struct sampler *s, struct tracked_proc *t,
                    uint64_t now, uint64_t interval)
 {
@@ -227,8 +241,10 @@ int refresh_proc(struct sampler *s, struct tracked_proc *t,
         memcpy(t->comm, st.comm, sizeof(t->comm));
         /* A rename changes only the name: only the rules' comm parts
          * are checked again.  Without the proc connector a new name may
-         * also be an exec, which is not reported otherwise. */
-        if (s->events_live)
+         * also be an exec, which is not reported otherwise; with it, the
+         * exec's event may still be on its way (it came after the last
+         * drain): a new executable says so. */
+        if (s->events_live && !exe_changed(s, t))
             judge_proc(s, t);
         else if (reread_program(s, t) < 0)
             return -1;

@@ -15,42 +15,9 @@
 #include "utf8.h"
 #include "util.h"
 
-json_t *json_from_bytes(const char *s, size_t len)
-{
-    char *out = xmalloc(len * 4 + 1);
-    size_t o = 0;
-    const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < len;) {
-        size_t n = u[i] ? utf8_sequence(u + i, len - i) : 0;
-        if (n == 0) {
-            o += (size_t)sprintf(out + o, "\\x%02x", u[i]);
-            i++;
-        } else {
-            memcpy(out + o, u + i, n);
-            o += n;
-            i += n;
-        }
-    }
-    out[o] = '\0';
-    json_t *j = json_stringn(out, o);
-    free(out);
-    return j ? j : json_string("");
-}
-
 static json_t *json_text(const char *s)
 {
     return s ? json_from_bytes(s, strlen(s)) : json_null();
-}
-
-static json_t *json_time(uint64_t usec)
-{
-    time_t t = (time_t)(usec / USEC_PER_SEC);
-    struct tm tm;
-    char buf[64];
-    gmtime_r(&t, &tm);
-    size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf + n, sizeof(buf) - n, ".%03uZ", (unsigned)(usec % USEC_PER_SEC / 1000));
-    return json_string(buf);
 }
 
 /* Bytes the unit of hostile text at s takes in the log line (left > 0;
@@ -184,7 +151,7 @@ json_t *event_from_decision(const struct policy *p, const struct decision *d,
                             const char *host, uint64_t now, bool applied)
 {
     json_t *e = json_object();
-    json_object_set_new(e, "time", json_time(now));
+    json_object_set_new(e, "time", json_from_time(now));
     json_object_set_new(e, "host", json_text(host));
     json_object_set_new(e, "event", json_string(decision_name(d->kind)));
     json_object_set_new(e, "user", user_name && *user_name ? json_text(user_name) : json_null());
@@ -207,7 +174,7 @@ json_t *event_from_decision(const struct policy *p, const struct decision *d,
         json_object_set_new(e, "processes", procs);
     }
     if (d->until)
-        json_object_set_new(e, "until", json_time(d->until));
+        json_object_set_new(e, "until", json_from_time(d->until));
     json_object_set_new(e, "action", json_string(action_of(p, d)));
     /* Whether the action is carried out (enforce) or only shown (observe). */
     json_object_set_new(e, "applied", json_boolean(applied));
@@ -215,16 +182,11 @@ json_t *event_from_decision(const struct policy *p, const struct decision *d,
     return e;
 }
 
-json_t *json_from_time(uint64_t usec)
-{
-    return json_time(usec);
-}
-
 json_t *event_action(const char *name, uid_t uid, const char *user_name, const char *mode,
                      const char *host, uint64_t now)
 {
     json_t *e = json_object();
-    json_object_set_new(e, "time", json_time(now));
+    json_object_set_new(e, "time", json_from_time(now));
     json_object_set_new(e, "host", json_text(host));
     json_object_set_new(e, "event", json_string(name));
     json_object_set_new(e, "user", user_name && *user_name ? json_text(user_name) : json_null());
@@ -243,7 +205,7 @@ json_t *event_daemon(const char *name, const char *message, const struct policy 
                      const char *host, uint64_t now)
 {
     json_t *e = json_object();
-    json_object_set_new(e, "time", json_time(now));
+    json_object_set_new(e, "time", json_from_time(now));
     json_object_set_new(e, "host", json_text(host));
     json_object_set_new(e, "event", json_string(name));
     if (message)
@@ -502,7 +464,7 @@ static bool recovered(struct event_log *log)
     if (!room_again(log))
         return false;
     char since[64], msg[700];
-    json_t *t = json_time(log->lost_since);
+    json_t *t = json_from_time(log->lost_since);
     copy_string(since, sizeof(since), json_string_value(t));
     json_decref(t);
     snprintf(msg, sizeof(msg), "%llu events could not be written to %s since %s (%s)",
@@ -541,7 +503,7 @@ static void report_held(const struct event_limit_report *r, void *arg)
     uint64_t real = now_realtime_usec(), boot = now_boottime_usec();
     uint64_t ago = boot > r->since ? boot - r->since : 0;
     json_t *e = event_action("events_suppressed", r->uid, r->user, r->mode, log->host, real);
-    json_object_set_new(e, "since", json_time(real > ago ? real - ago : 0));
+    json_object_set_new(e, "since", json_from_time(real > ago ? real - ago : 0));
     json_object_set_new(e, "interval_s",
                         json_integer((json_int_t)(log->limit.interval / USEC_PER_SEC)));
     json_t *held = json_object();

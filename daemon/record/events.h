@@ -41,6 +41,7 @@
 
 #include "engine.h"
 #include "event_limit.h"
+#include "json_text.h"
 #include "policy.h"
 #include "snapshot.h"
 
@@ -101,8 +102,6 @@ json_t *event_from_decision(const struct policy *p, const struct decision *d,
 json_t *event_action(const char *name, uid_t uid, const char *user_name, const char *mode,
                      const char *host, uint64_t now);
 json_t *json_from_limits(double cpu, uint64_t memory, uint64_t tasks);
-/* A realtime usec as the events write it: "2026-01-31T12:00:00.000Z". */
-json_t *json_from_time(uint64_t usec);
 
 /* A daemon event (started, reloaded, ...) with an optional message. */
 json_t *event_daemon(const char *name, const char *message, const struct policy *p,
@@ -114,10 +113,6 @@ json_t *event_daemon(const char *name, const char *message, const struct policy 
  * is counted, said once, and takes nothing else down.  Takes the
  * reference. */
 void event_log_write(struct event_log *log, json_t *event);
-
-/* A JSON string from bytes that may be anything: invalid UTF-8 becomes
- * \xNN text, so hostile names survive and the log stays valid JSON. */
-json_t *json_from_bytes(const char *s, size_t len);
 
 /* The one-line summary used for syslog and the terminal: whatever came
  * from users is escaped (utf8_escape), so it cannot move a terminal or

@@ -7,7 +7,7 @@
 #include "testutil.h"
 #include "units.h"
 #include "util.h"
-#include "control/why_explain.h"
+#include "why_explain.h"
 
 #define SEC USEC_PER_SEC
 #define T0 (1700000000ULL * SEC) /* 2023-11-14 22:13:20 UTC */

@@ -1,7 +1,7 @@
 /* Limits put on one user's cgroup: a level's, or the standing share.
  * 0 means "no limit" for every field. */
-#ifndef LOGINGUARD_LIMITS_H
-#define LOGINGUARD_LIMITS_H
+#ifndef LOGINGUARD_CGROUP_LIMITS_H
+#define LOGINGUARD_CGROUP_LIMITS_H
 
 #include <stdbool.h>
 #include <stdint.h>

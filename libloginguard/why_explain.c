@@ -5,12 +5,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "record/events.h"
+#include "json_text.h"
 #include "strbuf.h"
 #include "units.h"
+#include "user_standing.h"
 #include "util.h"
 #include "utf8.h"
-#include "control/why_explain.h"
+#include "why_explain.h"
 
 static const char *const verdict_names[] = {
     [WHY_NO_PROCESS] = "no_process",       [WHY_NOT_JUDGED] = "not_judged",
@@ -110,34 +111,39 @@ static struct shown who(const struct why_facts *f)
     return s;
 }
 
-static bool temporarily_exempt(const struct why_facts *f)
+/* Why the owner is never judged, as every part of the daemon answers it. */
+static enum protection protection(const struct why_facts *f)
 {
-    return f->state && f->state->exempt_until > f->now;
+    struct user_sample u = {.uid = f->owner, .exempt_group = f->in_exempt_group,
+                            .directory_pending = f->directory_pending};
+    copy_string(u.name, sizeof(u.name), f->user_name ? f->user_name : "");
+    return user_protection(f->policy, f->state, &u, f->now);
 }
 
-static bool protected_user(const struct why_facts *f)
+static void say_protected(const struct why_facts *f, enum protection why, struct why_answer *a)
 {
-    const struct policy *p = f->policy;
-    return (f->user_name && f->user_name[0] &&
-            name_list_contains(&p->exempt_users, f->user_name)) ||
-           f->in_exempt_group || f->directory_pending || temporarily_exempt(f);
-}
-
-static void say_protected(const struct why_facts *f, struct why_answer *a)
-{
-    const struct policy *p = f->policy;
-    if (f->user_name && f->user_name[0] && name_list_contains(&p->exempt_users, f->user_name))
+    switch (why) {
+    case PROTECTION_EXEMPT_USER:
         say(a, "protected: user %s is listed in [exempt] users", who(f).s);
-    else if (f->in_exempt_group)
+        return;
+    case PROTECTION_EXEMPT_GROUP:
         say(a, "protected: member of group %s ([exempt] groups)",
             f->exempt_group ? show(f->exempt_group).s : "(one of them)");
-    else if (f->directory_pending)
+        return;
+    case PROTECTION_DIRECTORY:
         say(a, "not judged yet: the user directory (NSS) has not said who uid %u is",
             (unsigned)f->owner);
-    else
+        return;
+    case PROTECTION_TEMPORARY:
         say(a, "temporarily exempt until %s (reason: %s)",
             clock_time(f->state->exempt_until, f->now).s,
             f->exempt_reason ? show(f->exempt_reason).s : "not known");
+        return;
+    case PROTECTION_NONE:
+    case PROTECTION_ROOT:
+    case PROTECTION_SYSTEM:
+        return; /* not protected, or not judged at all (why_explain) */
+    }
 }
 
 /* "rule xmrig, exe /usr/bin/xmrig, comm xmrig": the parts of the rule
@@ -218,8 +224,8 @@ static void say_usage(const struct why_facts *f, struct why_answer *a, bool verd
 {
     const struct policy *p = f->policy;
     const struct user_state *us = f->state;
-    if (us && us->level > 0 && us->until > f->now && (size_t)us->level <= p->level_count) {
-        const struct level *l = &p->levels[us->level - 1];
+    const struct level *l = user_level_on(p, us, f->now);
+    if (l) {
         if (verdict)
             a->verdict = WHY_LIMITED;
         char limits[200] = "";
@@ -267,18 +273,19 @@ void why_explain(const struct why_facts *f, struct why_answer *a)
         say(a, "no such process");
         return;
     }
-    if (f->owner == 0 || f->owner < f->policy->min_uid) {
+    enum protection why = protection(f);
+    if (why == PROTECTION_ROOT || why == PROTECTION_SYSTEM) {
         a->verdict = WHY_NOT_JUDGED;
-        if (f->owner == 0)
+        if (why == PROTECTION_ROOT)
             say(a, "not a process the daemon judges (root's)");
         else
             say(a, "not a process the daemon judges (uid %u is below min_uid %u)",
                 (unsigned)f->owner, (unsigned)f->policy->min_uid);
         return;
     }
-    if (protected_user(f)) {
+    if (why != PROTECTION_NONE) {
         a->verdict = WHY_PROTECTED;
-        say_protected(f, a);
+        say_protected(f, why, a);
         return;
     }
     if (!f->proc) {

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "classify.h"
-#include "rules_judge.h"
 #include "notice_build.h"
+#include "rules_judge.h"
 #include "simulate.h"
 #include "util.h"
 

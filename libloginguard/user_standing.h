@@ -10,9 +10,9 @@
 #include <stdint.h>
 
 #include "cgroup_limits.h"
-#include "user_state.h"
 #include "policy.h"
 #include "snapshot.h"
+#include "user_state.h"
 
 /* Why a user is never judged, the first that applies in this order (the
  * order status and loginguardctl why give the reason in). */

@@ -9,8 +9,8 @@
 #include "strbuf.h"
 #include "units.h"
 #include "user_standing.h"
-#include "util.h"
 #include "utf8.h"
+#include "util.h"
 #include "why_explain.h"
 
 static const char *const verdict_names[] = {

@@ -40,8 +40,8 @@
 #include <sys/types.h>
 
 #include "cluster/cluster_link.h"
-#include "cluster_merge.h"
 #include "cluster/cluster_queue.h"
+#include "cluster_merge.h"
 #include "engine.h"
 #include "record/save_status.h"
 

@@ -11,12 +11,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "enforce/actions.h"
 #include "cluster/cluster.h"
-#include "cluster_codec.h"
-#include "cluster_config.h"
 #include "cluster/cluster_daemon.h"
 #include "cluster/cluster_link.h"
+#include "cluster_codec.h"
+#include "cluster_config.h"
+#include "enforce/actions.h"
 #include "record/persist.h"
 #include "units.h"
 #include "util.h"

@@ -14,12 +14,12 @@
 #include "control/control_requests.h"
 #include "control/login_requests.h"
 #include "control/metrics_collect.h"
+#include "control/user_report.h"
+#include "control/why.h"
 #include "record/persist.h"
 #include "units.h"
-#include "control/user_report.h"
 #include "user_standing.h"
 #include "util.h"
-#include "control/why.h"
 
 static json_t *time_or_null(uint64_t usec)
 {

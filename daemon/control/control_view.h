@@ -11,9 +11,9 @@
 
 #include "base/environment.h"
 #include "cluster_merge.h"
-#include "engine.h"
 #include "enforce/actions.h"
 #include "enforce/enforcer.h"
+#include "engine.h"
 #include "history.h"
 #include "observe/directory.h"
 #include "observe/sampler.h"

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "enforce/actions.h"
-#include "record/login_notices.h"
 #include "control/login_requests.h"
+#include "enforce/actions.h"
 #include "notice_build.h"
-#include "record/persist.h"
 #include "observe/procfs.h"
+#include "record/login_notices.h"
+#include "record/persist.h"
 #include "user_standing.h"
 #include "utf8.h"
 #include "util.h"

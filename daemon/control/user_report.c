@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/user_report.h"
+#include "history.h"
 #include "record/event_tail.h"
 #include "record/events.h"
-#include "history.h"
 #include "units.h"
-#include "control/user_report.h"
 
 static json_t *history_json(const struct history *h, uid_t uid, uint64_t now)
 {

@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "control_proto.h"
-#include "record/event_tail.h"
-#include "observe/procfs.h"
 #include "control/why.h"
+#include "control_proto.h"
+#include "observe/procfs.h"
+#include "record/event_tail.h"
 #include "why_explain.h"
 
 static const struct rule *rule_named(const struct policy *p, const char *name)

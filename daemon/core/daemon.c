@@ -10,19 +10,19 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "enforce/actions.h"
+#include "base/instance_lock.h"
 #include "cluster/cluster_daemon.h"
 #include "configfile.h"
 #include "control/control_requests.h"
+#include "control/metrics_collect.h"
 #include "core/daemon.h"
 #include "core/daemon_parts.h"
-#include "base/instance_lock.h"
-#include "control/metrics_collect.h"
-#include "notify/notify.h"
 #include "core/observe.h"
-#include "record/persist.h"
-#include "policy_diff.h"
 #include "core/service_notify.h"
+#include "enforce/actions.h"
+#include "notify/notify.h"
+#include "policy_diff.h"
+#include "record/persist.h"
 #include "record/state.h"
 #include "util.h"
 

@@ -6,8 +6,8 @@
 #include <poll.h>
 #include <signal.h>
 
-#include "core/daemon.h"
 #include "cluster/cluster_daemon.h"
+#include "core/daemon.h"
 #include "core/daemon_parts.h"
 #include "notify/notify.h"
 #include "util.h"

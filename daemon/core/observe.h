@@ -6,8 +6,8 @@
 #ifndef LOGINGUARD_OBSERVE_H
 #define LOGINGUARD_OBSERVE_H
 
-#include "policy.h"
 #include "observe/sampler.h"
+#include "policy.h"
 #include "snapshot.h"
 
 /* What the sampler is to look at under policy p: whose processes, how

@@ -6,17 +6,17 @@
 #ifndef LOGINGUARD_ACTIONS_H
 #define LOGINGUARD_ACTIONS_H
 
-#include "observe/cgroup_counters.h"
-#include "enforce/enforcer.h"
-#include "engine.h"
 #include "base/environment.h"
-#include "record/events.h"
-#include "metrics.h"
-#include "policy.h"
+#include "enforce/enforcer.h"
 #include "enforce/proc_table.h"
-#include "observe/known_procs.h"
-#include "snapshot.h"
+#include "engine.h"
+#include "metrics.h"
+#include "observe/cgroup_counters.h"
 #include "observe/directory.h"
+#include "observe/known_procs.h"
+#include "policy.h"
+#include "record/events.h"
+#include "snapshot.h"
 
 struct actions {
     const struct environment *env;

@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "observe/cgroup_counters.h"
-#include "enforce/cgroupfs_v2.h"
 #include "cgroup_limits.h"
+#include "enforce/cgroupfs_v2.h"
+#include "observe/cgroup_counters.h"
 
 enum cg_controller { CG_CPU, CG_CPUACCT, CG_MEMORY, CG_PIDS, CG_COUNT };
 

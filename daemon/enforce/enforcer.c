@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "enforce/enforcer.h"
 #include "base/instance_lock.h"
 #include "base/pidfd.h"
+#include "enforce/enforcer.h"
 #include "util.h"
 
 /* The directory of the cgroups this backend writes, into buf. */

@@ -8,13 +8,13 @@
 
 #include <stdbool.h>
 
-#include "enforce/cgroupfs.h"
-#include "engine.h"
 #include "base/environment.h"
 #include "cgroup_limits.h"
-#include "policy.h"
+#include "enforce/cgroupfs.h"
 #include "enforce/stopper.h"
 #include "enforce/systemd_backend.h"
+#include "engine.h"
+#include "policy.h"
 
 struct applied_limits {
     uid_t uid;

@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "rules.h"
-#include "snapshot.h"
 #include "enforce/stopper.h"
 #include "observe/known_procs.h"
+#include "rules.h"
+#include "snapshot.h"
 
 struct table_proc {
     pid_t pid, ppid;

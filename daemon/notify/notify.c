@@ -5,13 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "notify/email_chart.h"
-#include "record/events.h"
 #include "notice_build.h"
+#include "notify/email_chart.h"
 #include "notify/notify.h"
 #include "notify/notify_desktop.h"
 #include "notify/notify_email.h"
 #include "notify/notify_tty.h"
+#include "record/events.h"
 #include "record/persist.h"
 #include "units.h"
 #include "util.h"

@@ -8,16 +8,16 @@
 #include <poll.h>
 
 #include "base/environment.h"
-#include "record/events.h"
+#include "enforce/proc_table.h"
 #include "history.h"
 #include "metrics.h"
 #include "notify/notice_jobs.h"
+#include "observe/directory.h"
+#include "policy.h"
+#include "record/events.h"
 #include "record/notice_rate.h"
 #include "record/persist.h"
-#include "policy.h"
-#include "enforce/proc_table.h"
 #include "snapshot.h"
-#include "observe/directory.h"
 
 /* What the notices are given of the daemon: its environment (the
  * terminals, /run/user), the policy (channels, templates, rate limit),

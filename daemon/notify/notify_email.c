@@ -9,9 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/child.h"
 #include "base64.h"
 #include "cairo_lib.h"
-#include "base/child.h"
 #include "notify/notify_email.h"
 #include "strbuf.h"
 #include "usage_chart.h"

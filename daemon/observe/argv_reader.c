@@ -10,10 +10,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "observe/argv_reader.h"
-#include "observe/code_check.h"
 #include "base/environment.h"
 #include "base/helper_process.h"
+#include "observe/argv_reader.h"
+#include "observe/code_check.h"
 #include "observe/procfs.h"
 #include "observe/shm_fds.h"
 #include "snapshot.h"

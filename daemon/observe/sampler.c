@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "observe/sampler.h"
+#include "observe/sampler_parts.h"
 #include "units.h"
 #include "util.h"
-#include "observe/sampler_parts.h"
 
 struct tracked_proc *lookup_proc(const struct sampler *s, pid_t pid)
 {

@@ -35,21 +35,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/environment.h"
+#include "judge.h"
 #include "observe/argv_describe.h"
 #include "observe/argv_reader.h"
 #include "observe/cgroup_counters.h"
-#include "base/environment.h"
+#include "observe/directory.h"
+#include "observe/known_procs.h"
 #include "observe/pidmarks.h"
 #include "observe/proc_connector.h"
-#include "observe/known_procs.h"
 #include "observe/procfs.h"
-#include "judge.h"
-#include "snapshot.h"
 #include "observe/shm_fd_walk.h"
 #include "observe/shm_held.h"
 #include "observe/subuid.h"
 #include "observe/taskstats.h"
-#include "observe/directory.h"
+#include "snapshot.h"
 
 /* Execs judged as they are reported, per drain of the connector (every
  * 100 ms at most): a user who execs faster costs no more, and their

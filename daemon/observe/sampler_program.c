@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "observe/sampler.h"
+#include "observe/sampler_parts.h"
 #include "units.h"
 #include "util.h"
-#include "observe/sampler_parts.h"
 
 char *read_exe(int dirfd)
 {

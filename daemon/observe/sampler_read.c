@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "observe/sampler.h"
+#include "observe/sampler_parts.h"
 #include "units.h"
 #include "util.h"
-#include "observe/sampler_parts.h"
 
 int open_proc_dir(const struct sampler *s, pid_t pid)
 {

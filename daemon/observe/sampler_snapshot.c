@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "observe/sampler.h"
+#include "observe/sampler_parts.h"
 #include "units.h"
 #include "util.h"
-#include "observe/sampler_parts.h"
 
 static size_t uid_slot(const struct uid_index *ix, uid_t uid)
 {

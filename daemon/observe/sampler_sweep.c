@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "observe/sampler.h"
+#include "observe/sampler_parts.h"
 #include "units.h"
 #include "util.h"
-#include "observe/sampler_parts.h"
 
 /* Whether the process ran since the last sweep: only then can it have
  * executed another program.  Read now, not taken from the last sample:

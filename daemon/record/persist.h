@@ -13,12 +13,12 @@
 #include <sys/types.h>
 
 #include "base/environment.h"
+#include "engine.h"
+#include "notices.h"
+#include "policy.h"
 #include "record/events.h"
 #include "record/notice_rate.h"
-#include "notices.h"
 #include "record/notify_outcome.h"
-#include "engine.h"
-#include "policy.h"
 #include "record/save_status.h"
 
 /* Notices for the next login not written yet, oldest first; at most

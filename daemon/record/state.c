@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "safefile.h"
 #include "record/state.h"
+#include "safefile.h"
 #include "units.h"
 #include "util.h"
 

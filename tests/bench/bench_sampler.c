@@ -56,15 +56,15 @@
 #include <unistd.h>
 
 #include "benchutil.h"
-#include "observe/cgroup_counters.h"
 #include "configfile.h"
+#include "core/observe.h"
 #include "errors.h"
-#include "policy.h"
+#include "observe/cgroup_counters.h"
 #include "observe/proc_connector.h"
 #include "observe/procfs.h"
-#include "core/observe.h"
-#include "rules_judge.h"
 #include "observe/sampler.h"
+#include "policy.h"
+#include "rules_judge.h"
 #include "snapshot.h"
 
 extern char **environ;

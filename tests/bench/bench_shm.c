@@ -30,8 +30,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "observe/argv_reader.h"
 #include "benchutil.h"
+#include "observe/argv_reader.h"
 #include "observe/procfs.h"
 #include "observe/shm_fd_walk.h"
 #include "observe/shm_held.h"

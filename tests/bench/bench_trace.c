@@ -40,8 +40,8 @@
 
 #include "benchutil.h"
 #include "policy.h"
-#include "snapshot.h"
 #include "record/trace.h"
+#include "snapshot.h"
 #include "util.h"
 
 #define USERS 500

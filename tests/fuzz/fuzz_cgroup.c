@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "observe/cgroup_counters.h"
 #include "fuzz.h"
+#include "observe/cgroup_counters.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -3,8 +3,8 @@
 
 #include <sys/sysmacros.h>
 
-#include "fuzz.h"
 #include "base/instance_lock.h"
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -21,8 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cluster_config.h"
 #include "cluster/cluster_link.h"
+#include "cluster_config.h"
 
 static void relay_from_link(int fd)
 {

@@ -10,11 +10,11 @@
 #include <dirent.h>
 #include <errno.h>
 
-#include "observe/cgroup_counters.h"
 #include "enforce/cgroup_mode.h"
 #include "enforce/cgroup_release.h"
 #include "enforce/cgroupfs.h"
 #include "enforce/cgroupfs_v2.h"
+#include "observe/cgroup_counters.h"
 #include "testutil.h"
 #include "util.h"
 

@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "observe/cgroup_counters.h"
 #include "enforce/cgroup_mode.h"
 #include "enforce/cgroupfs_v2.h"
+#include "observe/cgroup_counters.h"
 #include "testutil.h"
 #include "util.h"
 

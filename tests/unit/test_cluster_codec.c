@@ -3,8 +3,8 @@
  * refused with why. */
 #include "config.h"
 
-#include "testutil.h"
 #include "cluster_codec.h"
+#include "testutil.h"
 
 static char why[256];
 

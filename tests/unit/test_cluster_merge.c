@@ -3,8 +3,8 @@
  * same standing whatever order they reach the database in. */
 #include "config.h"
 
-#include "testutil.h"
 #include "cluster_merge.h"
+#include "testutil.h"
 
 #define SEC 1000000ULL
 #define T0 (1700000000ULL * SEC)

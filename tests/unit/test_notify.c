@@ -5,10 +5,10 @@
 
 #include <time.h>
 
-#include "record/login_notices.h"
 #include "notice_build.h"
-#include "record/notice_rate.h"
 #include "policy.h"
+#include "record/login_notices.h"
+#include "record/notice_rate.h"
 #include "units.h"
 
 static const char *value(const struct notice_values *v, const char *name)

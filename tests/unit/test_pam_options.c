@@ -3,8 +3,8 @@
  * be named once and leave the default, never lock anybody out. */
 #include "config.h"
 
-#include "testutil.h"
 #include "pam_options.h"
+#include "testutil.h"
 
 #define DEFAULT_SOCKET RUNSTATEDIR "/loginguard/control.sock"
 

@@ -1,8 +1,8 @@
 #include "config.h"
 
-#include "programs.h"
-#include "observe/subuid.h"
 #include "observe/cgroup_counters.h"
+#include "observe/subuid.h"
+#include "programs.h"
 #include "testutil.h"
 
 static struct rule_set load_rules(const char *text)

@@ -6,8 +6,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "testutil.h"
 #include "core/service_notify.h"
+#include "testutil.h"
 
 /* A socket bound where a service manager would listen; the address is
  * also what NOTIFY_SOCKET says. */

@@ -3,9 +3,9 @@
 #include <math.h>
 
 #include "shellquote.h"
+#include "shutil.h"
 #include "suggest.h"
 #include "testutil.h"
-#include "shutil.h"
 #include "util.h"
 
 #define PRINT_ARGS "for a; do printf '%%s\\0' \"$a\"; done"

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <sys/socket.h>
 
-#include "testutil.h"
 #include "enforce/systemd_backend.h"
+#include "testutil.h"
 
 static char why[512];
 

@@ -7,11 +7,11 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include "record/trace.h"
 #include "rules.h"
 #include "simulate.h"
 #include "strbuf.h"
 #include "testutil.h"
-#include "record/trace.h"
 #include "trace_codec.h"
 #include "trace_files.h"
 #include "units.h"

@@ -230,12 +230,34 @@ static void test_queue_kept_across_restart(void **state)
     close_fixture(&f);
 }
 
+/* The link runs as a user of its own, never root: none is started. */
+static void test_link_user_root_refused(void **state)
+{
+    (void)state;
+    struct fixture f;
+    open_fixture(&f, "host=db.invalid");
+    f.policy.cluster_link_user = strdup("root");
+    setenv("LOGINGUARD_LINK_PROGRAM", "/bin/true", 1);
+    cluster_daemon_start(&f.view);
+    unsetenv("LOGINGUARD_LINK_PROGRAM");
+    assert_int_equal(count_events(&f, "cluster_link_error"), 1);
+    assert_int_equal(f.cluster.pid, 0);
+    assert_int_equal(f.cluster.fd, -1);
+    json_t *s = cluster_daemon_status(&f.view);
+    assert_string_equal(json_string_value(json_object_get(s, "link")), "off");
+    json_decref(s);
+    /* Not started, so not started again either: no deadline. */
+    assert_int_equal(cluster_daemon_deadline(&f.view), 0);
+    close_fixture(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_cluster),
         cmocka_unit_test(test_link_cannot_start),
         cmocka_unit_test(test_queue_kept_across_restart),
+        cmocka_unit_test(test_link_user_root_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

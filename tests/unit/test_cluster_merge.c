@@ -531,6 +531,36 @@ static void test_every_order_node_clocks(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* A row from the cluster enters the engine through engine_take_standing:
+ * taken when it differs from what the engine holds, and only then. */
+static void test_take_standing(void **state)
+{
+    (void)state;
+    struct engine_state e = {0};
+    struct user_state *us = engine_user(&e, 2000000001, true);
+    us->level = 1;
+    us->since = T0;
+    us->cpu_over_since = T0 + 5 * SEC; /* the window watched: this node's own */
+    struct penalty p = at_level(3, T0 + SEC, T0 + 3600 * SEC);
+    assert_true(engine_take_standing(&e, 2000000001, &p, 0));
+    us = engine_user(&e, 2000000001, false);
+    assert_non_null(us);
+    assert_int_equal(us->level, 3);
+    assert_int_equal(us->until, T0 + 3600 * SEC);
+    assert_int_equal(us->violations, 3);
+    assert_int_equal(us->cpu_over_since, T0 + 5 * SEC);
+    /* The same row again changes nothing. */
+    assert_false(engine_take_standing(&e, 2000000001, &p, 0));
+    assert_int_equal(engine_user(&e, 2000000001, false)->level, 3);
+    /* An exemption alone is a change; a user the engine did not know is
+     * made. */
+    assert_true(engine_take_standing(&e, 2000000001, &p, T0 + 7200 * SEC));
+    assert_int_equal(engine_user(&e, 2000000001, false)->exempt_until, T0 + 7200 * SEC);
+    assert_true(engine_take_standing(&e, 2000000002, &p, 0));
+    assert_int_equal(engine_user(&e, 2000000002, false)->level, 3);
+    engine_state_free(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -539,7 +569,7 @@ int main(void)
         cmocka_unit_test(test_raise_stale),   cmocka_unit_test(test_lower),
         cmocka_unit_test(test_forgive),       cmocka_unit_test(test_exempt),
         cmocka_unit_test(test_after_seq),     cmocka_unit_test(test_every_order),
-        cmocka_unit_test(test_every_order_node_clocks),
+        cmocka_unit_test(test_every_order_node_clocks), cmocka_unit_test(test_take_standing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,202 @@
+/* Enforce mode's effectors (enforce/actions.c) through their view,
+ * struct actions, on a fake environment: the cgroupfs backend on a fake
+ * cgroup2 tree (fake_cgroup2.h), a temporary event log, the real user
+ * directory helper (uids with no passwd entry, and "nobody" by name),
+ * and engine state the test sets.  What is asserted is what a user on
+ * the node would notice: the limits in their cgroup's files, and the
+ * events that say so. */
+#include "config.h"
+
+#include <jansson.h>
+#include <poll.h>
+#include <pwd.h>
+
+#include "enforce/actions.h"
+#include "fake_cgroup2.h"
+#include "util.h"
+
+#define SEC 1000000ULL
+#define HANG_MS 30000
+#define SHARE_USER 2000000061u
+#define LEVEL_USER 2000000062u
+#define SYSTEM_USER 500u
+
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void *clock)
+{
+    (void)clock;
+    return fake_now;
+}
+
+struct fixture {
+    struct environment env;
+    struct policy policy;
+    struct event_log events;
+    struct engine_state engine;
+    struct directory directory;
+    struct metrics metrics;
+    struct enforcer enforcer;
+    struct actions actions;
+    struct snapshot snap;
+    char events_path[256];
+};
+
+static struct fixture f;
+
+/* The directory helper's answers about every uid asked (a hang guard,
+ * never the assertion). */
+static void wait_answers(void)
+{
+    uint64_t end = now_boottime_usec() + HANG_MS * 1000ULL;
+    while (f.directory.out_count && now_boottime_usec() < end) {
+        struct pollfd p = {.fd = directory_fd(&f.directory), .events = POLLIN};
+        poll(&p, 1, 100);
+        directory_poll(&f.directory);
+    }
+    assert_int_equal(f.directory.out_count, 0);
+}
+
+static void add_user(uid_t uid)
+{
+    snapshot_add_user(&f.snap, uid)->cpu = 0.5;
+    directory_user(&f.directory, uid); /* asked now, answered by wait_answers */
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&f, 0, sizeof(f));
+    make_test_dir();
+    snprintf(root, sizeof(root), "%s/root", test_dir);
+    mkdir(root, 0755);
+    make_own("/svc", "cpu memory pids");
+    fake_now = 1700000000ULL * SEC;
+    environment_host(&f.env);
+    f.env.realtime = fake_clock;
+    policy_init_defaults(&f.policy);
+    f.policy.exempt_users.names[f.policy.exempt_users.count++] = xstrdup("nobody");
+    snprintf(f.events_path, sizeof(f.events_path), "%s/events.log", test_dir);
+    assert_int_equal(event_log_open(&f.events, f.events_path, false), 0);
+    char err[512] = "";
+    if (directory_start(&f.directory, err, sizeof(err)) < 0)
+        fail_msg("%s", err);
+    directory_set_policy(&f.directory, &f.policy);
+    f.enforcer = (struct enforcer){.env = &f.env, .backend = BACKEND_CGROUPFS, .lock_fd = -1};
+    f.enforcer.cgroupfs.version = 2;
+    assert_int_equal(cgv2_open(&f.enforcer.cgroupfs.v2, root, "/svc", "lg", 4242, &fake_ops,
+                               err, sizeof(err)), 0);
+    f.actions = (struct actions){.env = &f.env, .policy = &f.policy, .enforcer = &f.enforcer,
+                                 .events = &f.events, .engine = &f.engine,
+                                 .directory = &f.directory, .metrics = &f.metrics};
+    f.snap.now = fake_now;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    enforcer_close(&f.enforcer, false);
+    directory_stop(&f.directory);
+    snapshot_free(&f.snap);
+    engine_state_free(&f.engine);
+    event_log_close(&f.events);
+    policy_free(&f.policy);
+    remove_test_dir();
+    return 0;
+}
+
+/* The content of root/svc/lg/user-UID/file, or "(missing)". */
+static const char *user_file(uid_t uid, const char *file)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "svc/lg/user-%u/%s", (unsigned)uid, file);
+    return slurp(path);
+}
+
+/* How many events of this kind name uid. */
+static int events_about(const char *kind, uid_t uid)
+{
+    int n = 0;
+    FILE *in = fopen(f.events_path, "r");
+    char line[65536];
+    while (in && fgets(line, sizeof(line), in)) {
+        json_t *e = json_loads(line, 0, NULL);
+        if (e && strcmp(json_string_value(json_object_get(e, "event")), kind) == 0 &&
+            json_integer_value(json_object_get(e, "uid")) == (json_int_t)uid)
+            n++;
+        json_decref(e);
+    }
+    if (in)
+        fclose(in);
+    return n;
+}
+
+static void throttle(uid_t uid)
+{
+    struct user_state *us = engine_user(&f.engine, uid, true);
+    us->level = 2; /* throttled: 1 core, 4G */
+    us->since = fake_now;
+    us->until = fake_now + 30 * 60 * SEC;
+}
+
+/* Everyone gets the standing share; a user at a level gets the level's
+ * limits, with a limits_set event; once the level ends, the share again. */
+static void test_the_share_and_a_levels_limits_in_the_users_cgroup(void **state)
+{
+    (void)state;
+    add_user(SHARE_USER);
+    add_user(LEVEL_USER);
+    wait_answers();
+    throttle(LEVEL_USER);
+    sync_limits(&f.actions, &f.snap);
+    assert_string_equal(user_file(SHARE_USER, "cpu.max"), "400000 100000");
+    assert_string_equal(user_file(SHARE_USER, "memory.max"), "17179869184");
+    assert_string_equal(user_file(LEVEL_USER, "cpu.max"), "100000 100000");
+    assert_string_equal(user_file(LEVEL_USER, "memory.max"), "4294967296");
+    assert_int_equal(events_about("limits_set", LEVEL_USER), 1);
+    /* Nothing changed: nothing said again. */
+    sync_limits(&f.actions, &f.snap);
+    assert_int_equal(events_about("limits_set", LEVEL_USER), 1);
+    /* The level ends (forgiven, or its time is up): the share is back. */
+    engine_forgive(&f.engine, LEVEL_USER, fake_now);
+    sync_limits(&f.actions, &f.snap);
+    assert_string_equal(user_file(LEVEL_USER, "cpu.max"), "400000 100000");
+    assert_string_equal(user_file(LEVEL_USER, "memory.max"), "17179869184");
+}
+
+/* A protected user (below min_uid, or in [exempt] users) is never given
+ * a cgroup or limits, whatever their level says; a user the directory has
+ * not answered about yet is not either. */
+static void test_protected_users_get_no_cgroup(void **state)
+{
+    (void)state;
+    struct passwd *nobody = getpwnam("nobody");
+    assert_non_null(nobody);
+    add_user(SYSTEM_USER);
+    add_user(nobody->pw_uid);
+    wait_answers();
+    throttle(SYSTEM_USER);
+    throttle(nobody->pw_uid);
+    snapshot_add_user(&f.snap, SHARE_USER); /* not asked about yet */
+    sync_limits(&f.actions, &f.snap);
+    assert_string_equal(user_file(SYSTEM_USER, "cpu.max"), "(missing)");
+    assert_string_equal(user_file(nobody->pw_uid, "cpu.max"), "(missing)");
+    assert_string_equal(user_file(SHARE_USER, "cpu.max"), "(missing)");
+    assert_int_equal(events_about("limits_set", SYSTEM_USER), 0);
+    assert_int_equal(events_about("limits_set", nobody->pw_uid), 0);
+    /* Once the directory answers, the share. */
+    wait_answers();
+    sync_limits(&f.actions, &f.snap);
+    assert_string_equal(user_file(SHARE_USER, "cpu.max"), "400000 100000");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_the_share_and_a_levels_limits_in_the_users_cgroup,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_protected_users_get_no_cgroup, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

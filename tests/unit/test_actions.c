@@ -7,27 +7,18 @@
  * events that say so. */
 #include "config.h"
 
-#include <jansson.h>
 #include <poll.h>
 #include <pwd.h>
 
 #include "enforce/actions.h"
 #include "fake_cgroup2.h"
+#include "fake_env.h"
 #include "util.h"
 
-#define SEC 1000000ULL
 #define HANG_MS 30000
 #define SHARE_USER 2000000061u
 #define LEVEL_USER 2000000062u
 #define SYSTEM_USER 500u
-
-static uint64_t fake_now;
-
-static uint64_t fake_clock(void *clock)
-{
-    (void)clock;
-    return fake_now;
-}
 
 struct fixture {
     struct environment env;
@@ -114,24 +105,6 @@ static const char *user_file(uid_t uid, const char *file)
     return slurp(path);
 }
 
-/* How many events of this kind name uid. */
-static int events_about(const char *kind, uid_t uid)
-{
-    int n = 0;
-    FILE *in = fopen(f.events_path, "r");
-    char line[65536];
-    while (in && fgets(line, sizeof(line), in)) {
-        json_t *e = json_loads(line, 0, NULL);
-        if (e && strcmp(json_string_value(json_object_get(e, "event")), kind) == 0 &&
-            json_integer_value(json_object_get(e, "uid")) == (json_int_t)uid)
-            n++;
-        json_decref(e);
-    }
-    if (in)
-        fclose(in);
-    return n;
-}
-
 static void throttle(uid_t uid)
 {
     struct user_state *us = engine_user(&f.engine, uid, true);
@@ -154,10 +127,10 @@ static void test_the_share_and_a_levels_limits_in_the_users_cgroup(void **state)
     assert_string_equal(user_file(SHARE_USER, "memory.max"), "17179869184");
     assert_string_equal(user_file(LEVEL_USER, "cpu.max"), "100000 100000");
     assert_string_equal(user_file(LEVEL_USER, "memory.max"), "4294967296");
-    assert_int_equal(events_about("limits_set", LEVEL_USER), 1);
+    assert_int_equal(count_logged(f.events_path, "limits_set", LEVEL_USER), 1);
     /* Nothing changed: nothing said again. */
     sync_limits(&f.actions, &f.snap);
-    assert_int_equal(events_about("limits_set", LEVEL_USER), 1);
+    assert_int_equal(count_logged(f.events_path, "limits_set", LEVEL_USER), 1);
     /* The level ends (forgiven, or its time is up): the share is back. */
     engine_forgive(&f.engine, LEVEL_USER, fake_now);
     sync_limits(&f.actions, &f.snap);
@@ -183,8 +156,8 @@ static void test_protected_users_get_no_cgroup(void **state)
     assert_string_equal(user_file(SYSTEM_USER, "cpu.max"), "(missing)");
     assert_string_equal(user_file(nobody->pw_uid, "cpu.max"), "(missing)");
     assert_string_equal(user_file(SHARE_USER, "cpu.max"), "(missing)");
-    assert_int_equal(events_about("limits_set", SYSTEM_USER), 0);
-    assert_int_equal(events_about("limits_set", nobody->pw_uid), 0);
+    assert_int_equal(count_logged(f.events_path, "limits_set", SYSTEM_USER), 0);
+    assert_int_equal(count_logged(f.events_path, "limits_set", nobody->pw_uid), 0);
     /* Once the directory answers, the share. */
     wait_answers();
     sync_limits(&f.actions, &f.snap);

@@ -8,18 +8,10 @@
 #include <jansson.h>
 
 #include "cluster/cluster_daemon.h"
+#include "fake_env.h"
 #include "testutil.h"
 
-#define SEC 1000000ULL
 #define UID 2000000001u
-
-static uint64_t fake_now;
-
-static uint64_t fake_clock(void *clock)
-{
-    (void)clock;
-    return fake_now;
-}
 
 /* What the core would do, counted. */
 struct calls {
@@ -90,25 +82,6 @@ static void close_fixture(struct fixture *f)
     engine_state_free(&f->engine);
     policy_free(&f->policy);
     remove_test_dir();
-}
-
-/* The events of that name in the log. */
-static int count_events(const struct fixture *f, const char *name)
-{
-    FILE *in = fopen(f->events_path, "r");
-    assert_non_null(in);
-    char line[8192];
-    int n = 0;
-    while (fgets(line, sizeof(line), in)) {
-        json_t *e = json_loads(line, 0, NULL);
-        assert_non_null(e);
-        const char *event = json_string_value(json_object_get(e, "event"));
-        if (event && strcmp(event, name) == 0)
-            n++;
-        json_decref(e);
-    }
-    fclose(in);
-    return n;
 }
 
 /* The records of that kind in the queue's file. */
@@ -182,7 +155,7 @@ static void test_link_cannot_start(void **state)
     cluster_daemon_start(&f.view);
     unsetenv("LOGINGUARD_LINK_PROGRAM");
     assert_true(f.cluster.enabled);
-    assert_int_equal(count_events(&f, "cluster_link_error"), 1);
+    assert_int_equal(count_logged(f.events_path, "cluster_link_error", (uid_t)-1), 1);
     json_t *s = cluster_daemon_status(&f.view);
     assert_non_null(s);
     assert_string_equal(json_string_value(json_object_get(s, "node")), "login1");
@@ -240,7 +213,7 @@ static void test_link_user_root_refused(void **state)
     setenv("LOGINGUARD_LINK_PROGRAM", "/bin/true", 1);
     cluster_daemon_start(&f.view);
     unsetenv("LOGINGUARD_LINK_PROGRAM");
-    assert_int_equal(count_events(&f, "cluster_link_error"), 1);
+    assert_int_equal(count_logged(f.events_path, "cluster_link_error", (uid_t)-1), 1);
     assert_int_equal(f.cluster.pid, 0);
     assert_int_equal(f.cluster.fd, -1);
     json_t *s = cluster_daemon_status(&f.view);

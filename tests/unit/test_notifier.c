@@ -6,23 +6,13 @@
  * test_notify_channels.py runs them for real. */
 #include "config.h"
 
-#include <jansson.h>
-
+#include "fake_env.h"
 #include "notify/notify.h"
 #include "record/login_notices.h"
 #include "testutil.h"
 #include "util.h"
 
-#define SEC 1000000ULL
 #define UID 2000000007u
-
-static uint64_t fake_now;
-
-static uint64_t fake_clock(void *clock)
-{
-    (void)clock;
-    return fake_now;
-}
 
 struct fixture {
     struct environment env;
@@ -111,23 +101,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* The "notice" events in the log, in order. */
-static json_t *notice_events(void)
-{
-    json_t *all = json_array();
-    FILE *in = fopen(f.events_path, "r");
-    char line[65536];
-    while (in && fgets(line, sizeof(line), in)) {
-        json_t *e = json_loads(line, 0, NULL);
-        if (e && strcmp(json_string_value(json_object_get(e, "event")), "notice") == 0)
-            json_array_append(all, e);
-        json_decref(e);
-    }
-    if (in)
-        fclose(in);
-    return all;
-}
-
 static const char *field(const json_t *e, const char *name)
 {
     const char *v = json_string_value(json_object_get(e, name));
@@ -157,7 +130,7 @@ static void test_a_violation_reaches_the_next_login_once_per_rate_limit(void **s
     assert_non_null(strstr(body, "gmx_mpi mdrun -deffnm 'run 1'"));
     assert_non_null(strstr(body, "3.9"));
     json_decref(list);
-    json_t *events = notice_events();
+    json_t *events = logged_events(f.events_path, "notice", UID);
     assert_int_equal(json_array_size(events), 1);
     assert_string_equal(field(json_array_get(events, 0), "channel"), "login");
     assert_string_equal(field(json_array_get(events, 0), "outcome"), "sent");
@@ -168,7 +141,7 @@ static void test_a_violation_reaches_the_next_login_once_per_rate_limit(void **s
     list = take_login_notices();
     assert_int_equal(json_array_size(list), 0);
     json_decref(list);
-    events = notice_events();
+    events = logged_events(f.events_path, "notice", UID);
     assert_int_equal(json_array_size(events), 2);
     assert_string_equal(field(json_array_get(events, 1), "outcome"), "rate_limited");
     json_decref(events);
@@ -190,7 +163,7 @@ static void test_observe_mode_says_nothing_unless_asked(void **state)
     json_t *list = take_login_notices();
     assert_int_equal(json_array_size(list), 0);
     json_decref(list);
-    json_t *events = notice_events();
+    json_t *events = logged_events(f.events_path, "notice", UID);
     assert_int_equal(json_array_size(events), 0);
     json_decref(events);
 
@@ -220,7 +193,7 @@ static void test_a_notice_kept_while_the_disk_fails_is_written_later(void **stat
     char *good = f.policy.state_dir;
     f.policy.state_dir = xasprintf("%s/state", below); /* below a file: fails for root too */
     notify_decision(&f.nt, &f.decision, &f.snap, NULL);
-    json_t *events = notice_events();
+    json_t *events = logged_events(f.events_path, "notice", UID);
     assert_int_equal(json_array_size(events), 1);
     assert_string_equal(field(json_array_get(events, 0), "outcome"), "failed");
     json_decref(events);

@@ -6,21 +6,13 @@
 
 #include <jansson.h>
 
+#include "fake_env.h"
 #include "record/login_notices.h"
 #include "record/persist.h"
 #include "record/state.h"
 #include "testutil.h"
 
-#define SEC 1000000ULL
 #define UID 2000000001u
-
-static uint64_t fake_now;
-
-static uint64_t fake_clock(void *clock)
-{
-    (void)clock;
-    return fake_now;
-}
 
 struct fixture {
     struct environment env;
@@ -62,24 +54,6 @@ static void close_fixture(struct fixture *f)
 }
 
 /* How many events of that name the log holds. */
-static int count_events(const struct fixture *f, const char *name)
-{
-    FILE *in = fopen(f->events_path, "r");
-    assert_non_null(in);
-    char line[8192];
-    int n = 0;
-    while (fgets(line, sizeof(line), in)) {
-        json_t *e = json_loads(line, 0, NULL);
-        assert_non_null(e);
-        const char *event = json_string_value(json_object_get(e, "event"));
-        if (event && strcmp(event, name) == 0)
-            n++;
-        json_decref(e);
-    }
-    fclose(in);
-    return n;
-}
-
 /* A path below a regular file: no write works there, not even root's. */
 static void block(const char *name)
 {
@@ -134,8 +108,8 @@ static void test_state_written_and_read_back(void **state)
     assert_false(f.persist.state.pending);
     assert_int_equal(loaded_level(&f, UID), 3);
     /* Written as it goes: no news. */
-    assert_int_equal(count_events(&f, "state_error"), 0);
-    assert_int_equal(count_events(&f, "state_written"), 0);
+    assert_int_equal(count_logged(f.events_path, "state_error", (uid_t)-1), 0);
+    assert_int_equal(count_logged(f.events_path, "state_written", (uid_t)-1), 0);
     engine_state_free(&e);
     close_fixture(&f);
 }
@@ -154,19 +128,19 @@ static void test_state_failing_said_once(void **state)
         assert_true(f.persist.state.pending);
     }
     assert_int_equal(f.persist.state.failures, 3);
-    assert_int_equal(count_events(&f, "state_error"), 1);
-    assert_int_equal(count_events(&f, "state_written"), 0);
+    assert_int_equal(count_logged(f.events_path, "state_error", (uid_t)-1), 1);
+    assert_int_equal(count_logged(f.events_path, "state_written", (uid_t)-1), 0);
 
     unblock("blocked");
     give_level(&e, UID, 4); /* what memory holds now is what is written */
     persist_save_state(&f.io, &e);
     assert_false(f.persist.state.pending);
-    assert_int_equal(count_events(&f, "state_error"), 1);
-    assert_int_equal(count_events(&f, "state_written"), 1);
+    assert_int_equal(count_logged(f.events_path, "state_error", (uid_t)-1), 1);
+    assert_int_equal(count_logged(f.events_path, "state_written", (uid_t)-1), 1);
     assert_int_equal(loaded_level(&f, UID), 4);
     /* Working on: nothing more said. */
     persist_save_state(&f.io, &e);
-    assert_int_equal(count_events(&f, "state_written"), 1);
+    assert_int_equal(count_logged(f.events_path, "state_written", (uid_t)-1), 1);
     engine_state_free(&e);
     close_fixture(&f);
 }
@@ -183,12 +157,12 @@ static void test_notice_rate_failing_then_pending(void **state)
     assert_true(f.persist.rate.pending);
     persist_save_pending(&f.io, &rate);
     assert_true(f.persist.rate.pending);
-    assert_int_equal(count_events(&f, "state_error"), 1);
+    assert_int_equal(count_logged(f.events_path, "state_error", (uid_t)-1), 1);
 
     unblock("blocked");
     persist_save_pending(&f.io, &rate);
     assert_false(f.persist.rate.pending);
-    assert_int_equal(count_events(&f, "state_written"), 1);
+    assert_int_equal(count_logged(f.events_path, "state_written", (uid_t)-1), 1);
     struct notice_rate back = {0};
     assert_int_equal(notice_rate_load(&back, f.policy.state_dir, err, sizeof(err)), 0);
     assert_false(notice_rate_due(&back, UID, NOTICE_THROTTLED, fake_now, 3600 * SEC));
@@ -215,13 +189,13 @@ static void test_login_notice_kept_until_written(void **state)
     persist_save_pending(&f.io, &rate);
     persist_save_pending(&f.io, &rate);
     assert_int_equal(f.persist.notice_count, 1);
-    assert_int_equal(count_events(&f, "state_error"), 1);
+    assert_int_equal(count_logged(f.events_path, "state_error", (uid_t)-1), 1);
 
     unblock("blocked");
     persist_save_pending(&f.io, &rate);
     assert_false(f.persist.login.pending);
     assert_int_equal(f.persist.notice_count, 0);
-    assert_int_equal(count_events(&f, "state_written"), 1);
+    assert_int_equal(count_logged(f.events_path, "state_written", (uid_t)-1), 1);
     json_t *taken = NULL;
     assert_int_equal(login_notices_take(f.policy.state_dir, UID, &taken, err, sizeof(err)), 0);
     assert_int_equal(json_array_size(taken), 1);

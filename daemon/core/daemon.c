@@ -264,9 +264,6 @@ int daemon_start(struct daemon *d)
     d->started = true;
     d->metrics.start_time = env_realtime(&d->env);
     rules_judge_init(&d->judge, &d->policy.rules);
-    build_cluster_view(d);
-    build_metrics_inputs(d);
-    build_control_view(d);
     d->connector.fd = -1;
     d->exits.fd = -1;
     /* The lock taken before the fork names the parent, which is gone:
@@ -391,6 +388,54 @@ int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out
     if (out == &none)
         reload_outcome_free(out);
     return rc;
+}
+
+struct actions daemon_actions(struct daemon *d)
+{
+    return (struct actions){
+        .env = &d->env,
+        .policy = &d->policy,
+        .enforcer = &d->enforcer,
+        .events = &d->events,
+        .engine = &d->engine,
+        .directory = &d->directory,
+        .counters = d->sampler.use_counters ? &d->sampler.counters : NULL,
+        .metrics = &d->metrics,
+    };
+}
+
+/* What the notices are given of the daemon. */
+struct notifier daemon_notifier(struct daemon *d)
+{
+    return (struct notifier){
+        .env = &d->env,
+        .policy = &d->policy,
+        .events = &d->events,
+        .jobs = &d->notice_jobs,
+        .rate = &d->notice_rate,
+        .directory = &d->directory,
+        .metrics = &d->metrics,
+        .enforcing = d->enforcing,
+        .io = daemon_persist_io(d),
+        .history = &d->history,
+    };
+}
+
+struct persist_io daemon_persist_io(struct daemon *d)
+{
+    return (struct persist_io){&d->env, &d->policy, &d->events, &d->persist};
+}
+
+void daemon_save_state(struct daemon *d)
+{
+    struct persist_io io = daemon_persist_io(d);
+    persist_save_state(&io, &d->engine);
+}
+
+void daemon_save_pending(struct daemon *d)
+{
+    struct persist_io io = daemon_persist_io(d);
+    persist_save_pending(&io, &d->notice_rate);
 }
 
 int daemon_admin(struct daemon *d, uid_t uid)

@@ -98,6 +98,9 @@ int daemon_load_policy(struct daemon *d, struct policy *out, bool report, struct
 int daemon_admin(struct daemon *d, uid_t uid);
 /* Lock the state directory (made if missing); -1 after saying why. */
 int daemon_lock_state(struct daemon *d);
+/* The views of the parts that live as long as the daemon (the cluster's
+ * glue, the metrics, the control socket; views.c): before daemon_start. */
+void daemon_build_views(struct daemon *d);
 int daemon_start(struct daemon *d);
 void daemon_run(struct daemon *d);
 

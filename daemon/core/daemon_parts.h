@@ -1,6 +1,8 @@
 /* What the core's files share (daemon.h is the context others see):
- * daemon.c sets the daemon up, views.c builds what its parts are given,
- * tick.c runs one tick, loop.c waits between ticks. */
+ * daemon.c sets the daemon up and builds what its effectors are given,
+ * views.c the views of the parts that live as long as it does, tick.c
+ * runs one tick, news.c reads the kernel's news, loop.c waits between
+ * ticks. */
 #ifndef LOGINGUARD_DAEMON_PARTS_H
 #define LOGINGUARD_DAEMON_PARTS_H
 
@@ -30,12 +32,9 @@ struct notifier daemon_notifier(struct daemon *d);
 struct persist_io daemon_persist_io(struct daemon *d);
 void daemon_save_state(struct daemon *d);
 void daemon_save_pending(struct daemon *d);
-/* The views of the parts that live as long as the daemon (views.c),
- * built once at start. */
-void build_cluster_view(struct daemon *d);
-void build_metrics_inputs(struct daemon *d);
-void build_control_view(struct daemon *d);
-/* The kernel's news (the connector's events, taskstats' exits) so far. */
+/* The kernel's news (the connector's events, taskstats' exits) so far,
+ * and whether the daemon listens for any (news.c). */
 void daemon_drain_news(struct daemon *d);
+bool daemon_listening(const struct daemon *d);
 
 #endif

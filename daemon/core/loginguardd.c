@@ -164,6 +164,7 @@ int main(int argc, char **argv)
      * and the heap then keeps the high-water mark. */
     mallopt(M_MMAP_THRESHOLD, 64 * 1024);
     mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+    daemon_build_views(&d);
     if (daemon_start(&d) < 0)
         return 1;
     daemon_run(&d);

@@ -12,47 +12,6 @@
 #include "notify/notify.h"
 #include "util.h"
 
-static void note_event(const struct pc_event *ev, void *arg)
-{
-    struct daemon *d = arg;
-    d->drained++;
-    sampler_note_event(&d->sampler, ev);
-}
-
-static void note_exit(const struct ts_exit *e, void *arg)
-{
-    struct daemon *d = arg;
-    d->drained++;
-    sampler_note_exit(&d->sampler, e);
-}
-
-/* Between samples the kernel's news (the connector's events, taskstats'
- * exits) is read as it comes while it comes a little at a time, so that
- * an exec is judged within milliseconds, yet at most every DRAIN_GAP.
- * A read that found a busy node's worth (DRAIN_BUSY or more) is followed
- * by a pause of DRAIN_PERIOD: a node that forks thousands of times a
- * second wakes the daemon ten times a second, and the sockets' buffers
- * hold the rest. */
-#define DRAIN_GAP (5 * 1000)
-#define DRAIN_PERIOD (100 * 1000)
-#define DRAIN_BUSY 64
-
-
-static bool listening(const struct daemon *d)
-{
-    return d->connector.fd >= 0 || d->exits.fd >= 0;
-}
-
-void daemon_drain_news(struct daemon *d)
-{
-    d->drained = 0;
-    if (d->exits.fd >= 0)
-        taskstats_drain(&d->exits, note_exit, d);
-    if (d->connector.fd >= 0 && proc_connector_drain(&d->connector, note_event, d) > 0)
-        sampler_note_lost(&d->sampler); /* a full sweep at the next sample */
-    d->next_drain = env_boottime(&d->env) + (d->drained >= DRAIN_BUSY ? DRAIN_PERIOD : DRAIN_GAP);
-}
-
 /* A forbidden program was exec'd: it is judged (and, enforcing,
  * stopped) in a sample now, not up to an interval later.  Or a job
  * started outside its user's cgroup (cron): moved there now. */
@@ -129,8 +88,8 @@ void daemon_run(struct daemon *d)
         daemon_tick(d);
         /* The kernel's sockets are watched only once DRAIN_PERIOD has
          * passed since they were last read: until then, a timeout does. */
-        bool watch = listening(d) && env_boottime(&d->env) >= d->next_drain;
-        bool drain_waits = listening(d) && !watch;
+        bool watch = daemon_listening(d) && env_boottime(&d->env) >= d->next_drain;
+        bool drain_waits = daemon_listening(d) && !watch;
         int ms = wait_timeout_ms(d, drain_waits);
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
         struct pollfd pfd[PFD_MAX];

@@ -8,54 +8,6 @@
 #include "core/daemon.h"
 #include "core/daemon_parts.h"
 
-struct actions daemon_actions(struct daemon *d)
-{
-    return (struct actions){
-        .env = &d->env,
-        .policy = &d->policy,
-        .enforcer = &d->enforcer,
-        .events = &d->events,
-        .engine = &d->engine,
-        .directory = &d->directory,
-        .counters = d->sampler.use_counters ? &d->sampler.counters : NULL,
-        .metrics = &d->metrics,
-    };
-}
-
-/* What the notices are given of the daemon. */
-struct notifier daemon_notifier(struct daemon *d)
-{
-    return (struct notifier){
-        .env = &d->env,
-        .policy = &d->policy,
-        .events = &d->events,
-        .jobs = &d->notice_jobs,
-        .rate = &d->notice_rate,
-        .directory = &d->directory,
-        .metrics = &d->metrics,
-        .enforcing = d->enforcing,
-        .io = daemon_persist_io(d),
-        .history = &d->history,
-    };
-}
-
-struct persist_io daemon_persist_io(struct daemon *d)
-{
-    return (struct persist_io){&d->env, &d->policy, &d->events, &d->persist};
-}
-
-void daemon_save_state(struct daemon *d)
-{
-    struct persist_io io = daemon_persist_io(d);
-    persist_save_state(&io, &d->engine);
-}
-
-void daemon_save_pending(struct daemon *d)
-{
-    struct persist_io io = daemon_persist_io(d);
-    persist_save_pending(&io, &d->notice_rate);
-}
-
 /* What the control socket's answers may do that only the core can. */
 static int view_admin(void *core, uid_t uid)
 {
@@ -104,7 +56,7 @@ static void view_cluster_change(void *core, enum standing_change_kind kind, uid_
 }
 
 /* The cluster glue's view of the daemon (cluster/cluster_daemon.h). */
-void build_cluster_view(struct daemon *d)
+static void build_cluster_view(struct daemon *d)
 {
     d->cluster_view = (struct cluster_view){
         .cluster = &d->cluster,
@@ -124,7 +76,7 @@ void build_cluster_view(struct daemon *d)
 }
 
 /* What the metrics are made from (control/metrics_collect.h). */
-void build_metrics_inputs(struct daemon *d)
+static void build_metrics_inputs(struct daemon *d)
 {
     d->metrics_inputs = (struct metrics_inputs){
         .env = &d->env,
@@ -142,7 +94,7 @@ void build_metrics_inputs(struct daemon *d)
 }
 
 /* The control socket's view of the daemon (control/control_view.h). */
-void build_control_view(struct daemon *d)
+static void build_control_view(struct daemon *d)
 {
     d->control_view = (struct control_view){
         .env = &d->env,
@@ -168,4 +120,11 @@ void build_control_view(struct daemon *d)
         .cluster_status = view_cluster_status,
         .cluster_change = view_cluster_change,
     };
+}
+
+void daemon_build_views(struct daemon *d)
+{
+    build_cluster_view(d);
+    build_metrics_inputs(d);
+    build_control_view(d);
 }

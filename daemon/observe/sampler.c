@@ -175,43 +175,9 @@ void sampler_free(struct sampler *s)
     memset(s, 0, sizeof(*s));
 }
 
-bool sampler_proc(const struct sampler *s, pid_t pid, uint64_t start_time,
-                  struct proc_sample *out)
+int open_proc_dir(const struct sampler *s, pid_t pid)
 {
-    const struct tracked_proc *t = lookup_proc(s, pid);
-    if (!t || t->start_time != start_time || t->ignored)
-        return false;
-    memset(out, 0, sizeof(*out));
-    fill_proc_sample(s, out, t);
-    return true;
-}
-
-size_t sampler_user_top(const struct sampler *s, uid_t owner, struct proc_sample *out, size_t n)
-{
-    const struct tracked_proc *top[SAMPLER_TOP_MAX];
-    size_t count = 0;
-    if (n > SAMPLER_TOP_MAX)
-        n = SAMPLER_TOP_MAX;
-    for (size_t b = 0; n && b < s->known.bucket_count; b++) {
-        for (const struct tracked_proc *t = s->known.buckets[b]; t; t = t->next) {
-            if (t->ignored || t->owner != owner)
-                continue;
-            /* Insertion into a short list, highest CPU first. */
-            size_t at = count;
-            while (at > 0 && top[at - 1]->cpu < t->cpu)
-                at--;
-            if (at >= n)
-                continue;
-            size_t last = count < n ? count : n - 1;
-            memmove(&top[at + 1], &top[at], (last - at) * sizeof(top[0]));
-            top[at] = t;
-            if (count < n)
-                count++;
-        }
-    }
-    for (size_t i = 0; i < count; i++) {
-        memset(&out[i], 0, sizeof(out[i]));
-        fill_proc_sample(s, &out[i], top[i]);
-    }
-    return count;
+    char name[24];
+    snprintf(name, sizeof(name), "%d", (int)pid);
+    return openat(s->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 }

@@ -258,3 +258,59 @@ void poll_argv_answers(struct sampler *s, uint64_t wait_usec)
 {
     argv_reader_poll(&s->argv, wait_usec, take_argv, s);
 }
+
+/* Of a class the scope follows at every sample, whoever runs it. */
+bool proc_followed(const struct sampler *s, const struct tracked_proc *t)
+{
+    return s->scope.followed_classes & (1u << t->class);
+}
+
+/* An owner's walk over their descriptors goes on: the next request
+ * (true when it went out), or the figure of a whole walk.  Not for an
+ * owner whose processes stall the reader (withheld): their last figure
+ * stands until none of those is left. */
+static bool ask_fds(struct sampler *s, uid_t owner)
+{
+    struct fd_walk_request q;
+    uint64_t bytes;
+    if (owner_withheld(s, owner))
+        return false;
+    switch (fd_walk_next(&s->fd_walk, owner, &q, &bytes)) {
+    case FD_WALK_ASK:
+        if (argv_reader_request_fds(&s->argv, q.pid, q.start_time, owner, q.from,
+                                    q.budget) != 0)
+            return false;
+        fd_walk_sent(&s->fd_walk, owner);
+        return true;
+    case FD_WALK_DONE:
+        /* Newly worth it: what their processes map is read now, so that
+         * the figure never counts what their resident size shows. */
+        if (shm_held_set_fds(&s->shm, owner, bytes)) {
+            size_t n;
+            const struct fd_walk_proc *procs = fd_walk_procs_of(&s->fd_walk, owner, &n);
+            for (size_t i = 0; i < n && shm_held_worth_reading(&s->shm, owner); i++)
+                shm_held_read_mapped(&s->shm, procs[i].pid, owner);
+        }
+        return false;
+    case FD_WALK_WAIT:
+        return false;
+    }
+    return false;
+}
+
+/* Up to FD_WALK_OUT requests out, the owners taking turns, until a
+ * whole round of them has nothing to ask. */
+void walk_descriptors_on(struct sampler *s)
+{
+    size_t idle = 0;
+    while (s->fd_out < FD_WALK_OUT && idle < s->fd_walk.count) {
+        if (s->fd_turn >= s->fd_walk.count)
+            s->fd_turn = 0;
+        if (ask_fds(s, s->fd_walk.owners[s->fd_turn++].uid)) {
+            s->fd_out++;
+            idle = 0;
+        } else {
+            idle++;
+        }
+    }
+}

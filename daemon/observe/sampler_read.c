@@ -19,12 +19,6 @@
 #include "units.h"
 #include "util.h"
 
-int open_proc_dir(const struct sampler *s, pid_t pid)
-{
-    char name[24];
-    snprintf(name, sizeof(name), "%d", (int)pid);
-    return openat(s->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-}
 
 /* Walking /proc: the pids of its numeric entries, 0 at the end. */
 pid_t next_proc_pid(struct sampler *s)

@@ -125,11 +125,6 @@ static void fill_names(struct sampler *s, struct snapshot *snap)
     }
 }
 
-/* Of a class the scope follows at every sample, whoever runs it. */
-bool proc_followed(const struct sampler *s, const struct tracked_proc *t)
-{
-    return s->scope.followed_classes & (1u << t->class);
-}
 
 bool proc_watched(const struct sampler *s, const struct tracked_proc *t)
 {
@@ -503,4 +498,45 @@ size_t sampler_take_blocked(struct sampler *s, const struct blocked_argv **out)
     *out = s->blocked;
     s->blocked_count = 0;
     return n;
+}
+
+bool sampler_proc(const struct sampler *s, pid_t pid, uint64_t start_time,
+                  struct proc_sample *out)
+{
+    const struct tracked_proc *t = lookup_proc(s, pid);
+    if (!t || t->start_time != start_time || t->ignored)
+        return false;
+    memset(out, 0, sizeof(*out));
+    fill_proc_sample(s, out, t);
+    return true;
+}
+
+size_t sampler_user_top(const struct sampler *s, uid_t owner, struct proc_sample *out, size_t n)
+{
+    const struct tracked_proc *top[SAMPLER_TOP_MAX];
+    size_t count = 0;
+    if (n > SAMPLER_TOP_MAX)
+        n = SAMPLER_TOP_MAX;
+    for (size_t b = 0; n && b < s->known.bucket_count; b++) {
+        for (const struct tracked_proc *t = s->known.buckets[b]; t; t = t->next) {
+            if (t->ignored || t->owner != owner)
+                continue;
+            /* Insertion into a short list, highest CPU first. */
+            size_t at = count;
+            while (at > 0 && top[at - 1]->cpu < t->cpu)
+                at--;
+            if (at >= n)
+                continue;
+            size_t last = count < n ? count : n - 1;
+            memmove(&top[at + 1], &top[at], (last - at) * sizeof(top[0]));
+            top[at] = t;
+            if (count < n)
+                count++;
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        memset(&out[i], 0, sizeof(out[i]));
+        fill_proc_sample(s, &out[i], top[i]);
+    }
+    return count;
 }

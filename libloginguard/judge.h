@@ -2,7 +2,7 @@
  * sampler says what a process runs (program_facts) and under which name
  * (comm); a judge gives the shared entry for the program and the verdict
  * on it.  The daemon's judge is a rule set's (struct rules_judge,
- * classify.h); a test hands the sampler one of its own, so the sampler
+ * rules_judge.h); a test hands the sampler one of its own, so the sampler
  * links no rules code and applies no policy. */
 #ifndef LOGINGUARD_JUDGE_H
 #define LOGINGUARD_JUDGE_H

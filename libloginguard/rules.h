@@ -1,7 +1,7 @@
 /* Program classes from rules.d/NAME.rules: JSON lines, one rule a line.
  * A rule matches on the real executable path, comm and/or an argv regex.
  * Pure: the daemon matches a rule's parts once a program (programs.h,
- * classify.h); rules_classify, a whole process at once, is the tests'. */
+ * rules_judge.h); rules_classify, a whole process at once, is the tests'. */
 #ifndef LOGINGUARD_RULES_H
 #define LOGINGUARD_RULES_H
 

@@ -51,4 +51,15 @@ static inline int count_logged(const char *path, const char *name, uid_t uid)
     return n;
 }
 
+/* test_dir/name made a regular file: a state_dir below it cannot be
+ * written, not even by root. */
+static inline void block(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", test_dir, name);
+    FILE *file = fopen(path, "w");
+    assert_non_null(file);
+    fclose(file);
+}
+
 #endif

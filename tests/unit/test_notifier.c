@@ -184,14 +184,9 @@ static void test_observe_mode_says_nothing_unless_asked(void **state)
 static void test_a_notice_kept_while_the_disk_fails_is_written_later(void **state)
 {
     (void)state;
-    char *blocked = xasprintf("%s/blocked", test_dir);
-    assert_int_equal(mkdir(blocked, 0700), 0);
-    char *below = xasprintf("%s/file", blocked);
-    FILE *file = fopen(below, "w");
-    assert_non_null(file);
-    fclose(file);
+    block("blocked");
     char *good = f.policy.state_dir;
-    f.policy.state_dir = xasprintf("%s/state", below); /* below a file: fails for root too */
+    f.policy.state_dir = xasprintf("%s/blocked/state", test_dir);
     notify_decision(&f.nt, &f.decision, &f.snap, NULL);
     json_t *events = logged_events(f.events_path, "notice", UID);
     assert_int_equal(json_array_size(events), 1);
@@ -203,8 +198,6 @@ static void test_a_notice_kept_while_the_disk_fails_is_written_later(void **stat
     json_t *list = take_login_notices();
     assert_int_equal(json_array_size(list), 1);
     json_decref(list);
-    free(below);
-    free(blocked);
 }
 
 int main(void)

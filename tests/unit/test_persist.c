@@ -53,17 +53,6 @@ static void close_fixture(struct fixture *f)
     remove_test_dir();
 }
 
-/* How many events of that name the log holds. */
-/* A path below a regular file: no write works there, not even root's. */
-static void block(const char *name)
-{
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", test_dir, name);
-    FILE *file = fopen(path, "w");
-    assert_non_null(file);
-    fclose(file);
-}
-
 static void unblock(const char *name)
 {
     char path[256];

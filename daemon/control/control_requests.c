@@ -216,6 +216,7 @@ static json_t *forgive(struct control_view *v, const struct control_conn *c, uid
                        const struct control_request *req, uint64_t now)
 {
     int before = engine_forgive(v->engine, uid, now);
+    v->forget_notices(v->core, uid);
     v->cluster_change(v->core, CHANGE_FORGIVE, uid, directory_name_of(v->directory, c->peer.uid));
     json_t *failed = save_now(v);
     json_t *e = by_event(v, "user_forgiven", uid, c, req->reason);

@@ -50,6 +50,9 @@ struct control_view {
     /* The engine's state on disk now; the notices waiting to be written. */
     void (*save)(void *core);
     void (*save_pending)(void *core);
+    /* Forgiven, uid is told of what comes next: the notices sent to them
+     * no longer count against the rate limit (and that is written). */
+    void (*forget_notices)(void *core, uid_t uid);
     /* A session's process was moved: the next sample counts it. */
     void (*counters_changed)(void *core);
     /* loginguardctl metrics' reply. */

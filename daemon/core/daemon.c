@@ -438,6 +438,13 @@ void daemon_save_pending(struct daemon *d)
     persist_save_pending(&io, &d->notice_rate);
 }
 
+void daemon_forget_notices(struct daemon *d, uid_t uid)
+{
+    struct persist_io io = daemon_persist_io(d);
+    notice_rate_forget(&d->notice_rate, uid);
+    persist_save_notice_rate(&io, &d->notice_rate);
+}
+
 int daemon_admin(struct daemon *d, uid_t uid)
 {
     bool subordinate = subuid_owner(&d->sampler.subuids, uid) != uid;

@@ -27,11 +27,13 @@ void daemon_trace_failed(struct daemon *d, const char *why);
 struct actions daemon_actions(struct daemon *d);
 /* What the notices are given of the daemon. */
 struct notifier daemon_notifier(struct daemon *d);
-/* The state files' view of the daemon (record/persist.h), and the two
- * writes the core asks for: state.json now; what failed before, again. */
+/* The state files' view of the daemon (record/persist.h), and the
+ * writes the core asks for: state.json now; what failed before, again;
+ * the notices sent to a forgiven user forgotten (notified.json). */
 struct persist_io daemon_persist_io(struct daemon *d);
 void daemon_save_state(struct daemon *d);
 void daemon_save_pending(struct daemon *d);
+void daemon_forget_notices(struct daemon *d, uid_t uid);
 /* The kernel's news (the connector's events, taskstats' exits) so far,
  * and whether the daemon listens for any (news.c). */
 void daemon_drain_news(struct daemon *d);

@@ -34,6 +34,11 @@ static void view_save_pending(void *core)
     daemon_save_pending(core);
 }
 
+static void view_forget_notices(void *core, uid_t uid)
+{
+    daemon_forget_notices(core, uid);
+}
+
 static void view_counters_changed(void *core)
 {
     ((struct daemon *)core)->feedback.counters_changed = true;
@@ -115,6 +120,7 @@ static void build_control_view(struct daemon *d)
         .actions = view_actions,
         .save = view_save,
         .save_pending = view_save_pending,
+        .forget_notices = view_forget_notices,
         .counters_changed = view_counters_changed,
         .metrics = view_metrics,
         .cluster_status = view_cluster_status,

@@ -42,6 +42,15 @@ bool notice_rate_due(const struct notice_rate *r, uid_t uid, enum notice_kind ki
     return !(s && s->time <= now && now - s->time < rate_limit);
 }
 
+void notice_rate_forget(struct notice_rate *r, uid_t uid)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < r->count; i++)
+        if (r->items[i].uid != uid)
+            r->items[kept++] = r->items[i];
+    r->count = kept;
+}
+
 void notice_rate_prune(struct notice_rate *r, uint64_t now, uint64_t rate_limit)
 {
     size_t kept = 0;

@@ -29,6 +29,9 @@ bool notice_rate_due(const struct notice_rate *r, uid_t uid, enum notice_kind ki
                      uint64_t rate_limit);
 /* A notice of kind reached uid now (on some channel). */
 void notice_rate_note(struct notice_rate *r, uid_t uid, enum notice_kind kind, uint64_t now);
+/* Forget every notice sent to uid: an admin forgave them, and the next
+ * thing they do wrong is news to be told. */
+void notice_rate_forget(struct notice_rate *r, uid_t uid);
 /* Forget what is older than rate_limit. */
 void notice_rate_prune(struct notice_rate *r, uint64_t now, uint64_t rate_limit);
 int notice_rate_save(const struct notice_rate *r, const char *state_dir, char *err, size_t err_len);

@@ -285,10 +285,14 @@ notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
         with open(self.stderr_path) as f:
             return f.read()
 
+    def ctl(self, *args):
+        """loginguardctl's output, run as root on this daemon's socket."""
+        return subprocess.run([CTL, "--socket", f"{self.workdir}/control.sock", *args],
+                              capture_output=True, text=True, timeout=HANG, check=True).stdout
+
     def samples(self):
         """How many samples the daemon has taken (its metrics' count)."""
-        out = subprocess.run([CTL, "--socket", f"{self.workdir}/control.sock", "metrics"],
-                             capture_output=True, text=True, timeout=HANG, check=True).stdout
+        out = self.ctl("metrics")
         for line in out.splitlines():
             if line.startswith("loginguard_sample_duration_seconds_count "):
                 return int(float(line.split()[1]))

@@ -191,6 +191,20 @@ class Notices(lgtest.DaemonTestCase):
         self.assertEqual([e["outcome"] for e in sent], ["sent"])
         self.assertEqual(len(self.mails_to("lgtest22@example.org")), 1)
 
+    def test_forgiven_user_is_told_of_the_next_violation(self):
+        # Forgiven, the slate is clean: the rate limit of the notice sent
+        # before does not hide the next one.
+        user = self.users.add("lgtest53")
+        self.run_forbidden(user, 1)
+        self.daemon.wait_event(HANG, event="notice", channel="email", outcome="sent",
+                               uid=user.pw_uid)
+        self.daemon.ctl("forgive", user.pw_name, "--reason", "test")
+        mark = self.daemon.mark()
+        self.run_forbidden(user, 1)
+        self.daemon.wait_event(HANG, after=mark, event="notice", channel="email",
+                               outcome="sent", uid=user.pw_uid)
+        self.assertEqual(len(self.mails_to("lgtest53@example.org")), 2)
+
     def test_notice_is_kept_for_the_next_login(self):
         user = self.users.add("lgtest23")
         self.run_forbidden(user, 1)
@@ -217,15 +231,15 @@ class ChartedMail(lgtest.DaemonTestCase):
     run_forbidden = Notices.run_forbidden
 
     def test_mail_carries_the_users_hour_after_the_same_text(self):
-        user = self.users.add("lgtest24")
+        user = self.users.add("lgtest53")
         self.run_forbidden(user, 1)
         self.daemon.wait_event(HANG, event="notice", channel="email", outcome="sent",
                                uid=user.pw_uid)
-        mails = self.mails_to("lgtest24@example.org")
+        mails = self.mails_to("lgtest53@example.org")
         self.assertEqual(len(mails), 1)
         message = email.message_from_string(mails[0].split("\n", 1)[1])
         self.assertEqual(message.get_content_type(), "multipart/mixed")
-        self.assertEqual(message.get_all("To"), ["lgtest24@example.org"])
+        self.assertEqual(message.get_all("To"), ["lgtest53@example.org"])
         self.assertIsNone(message.get("Bcc"))
         text, image = message.get_payload()
         self.assertEqual(text.get_content_type(), "text/plain")

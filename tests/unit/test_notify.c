@@ -155,6 +155,21 @@ static void test_rate_limit_is_per_user_and_kind(void **state)
     notice_rate_free(&r);
 }
 
+static void test_forgiven_user_is_told_again(void **state)
+{
+    (void)state;
+    struct notice_rate r = {0};
+    uint64_t t = 1700000000ull * USEC_PER_SEC, hour = 3600 * USEC_PER_SEC;
+    notice_rate_note(&r, 1001, NOTICE_THROTTLED, t);
+    notice_rate_note(&r, 1001, NOTICE_STOPPED, t);
+    notice_rate_note(&r, 1002, NOTICE_THROTTLED, t);
+    notice_rate_forget(&r, 1001);
+    assert_true(notice_rate_due(&r, 1001, NOTICE_THROTTLED, t + 1, hour));
+    assert_true(notice_rate_due(&r, 1001, NOTICE_STOPPED, t + 1, hour));
+    assert_false(notice_rate_due(&r, 1002, NOTICE_THROTTLED, t + 1, hour));
+    notice_rate_free(&r);
+}
+
 static void test_rate_limit_survives_a_restart(void **state)
 {
     (void)state;
@@ -266,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_notice_is_about_a_process_with_a_command_line),
         cmocka_unit_test(test_release_has_no_program_lines),
         cmocka_unit_test(test_rate_limit_is_per_user_and_kind),
+        cmocka_unit_test(test_forgiven_user_is_told_again),
         cmocka_unit_test(test_rate_limit_survives_a_restart),
         cmocka_unit_test(test_login_notices_are_taken_once),
         cmocka_unit_test(test_login_notices_keep_the_latest_ten),

@@ -59,9 +59,14 @@ static void classify_all(struct simulation *s, int k, struct trace_decoder *d,
     classify_exempt_usage(snap);
 }
 
+/* A process stopped once: the replayed trace goes on showing it (the
+ * daemon that recorded it did not stop it), and each later sample would
+ * decide so again. */
 static void add_stop(struct sim_outcome *o, const struct proc_sample *ps, uint64_t now,
                      const char *why, enum decision_kind kind)
 {
+    if (sim_outcome_stops(o, ps->pid, ps->start_time))
+        return;
     o->stopped++;
     if (o->stop_count >= SIM_STOPS_KEPT)
         return;

@@ -16,10 +16,12 @@ static pid_t child(bool ignore_term)
 {
     pid_t pid = fork();
     if (pid == 0) {
-        if (setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
-            _exit(99);
+        /* Before it becomes nobody, which target_of waits for: a SIGTERM
+         * sent once it is nobody must find it ignored. */
         if (ignore_term)
             signal(SIGTERM, SIG_IGN);
+        if (setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+            _exit(99);
         for (;;)
             pause();
     }

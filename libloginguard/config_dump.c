@@ -62,6 +62,9 @@ static char *value_text(const struct config_key *k, const void *field)
     case T_BACKEND:
         strbuf_adds(&b, backend_name(*(const enum backend *)field));
         break;
+    case T_SLURM:
+        strbuf_adds(&b, slurm_use_name(*(const enum slurm_use *)field));
+        break;
     }
     return strbuf_take(&b);
 }

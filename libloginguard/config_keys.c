@@ -53,6 +53,8 @@ const struct config_key config_keys[] = {
     {"notify", "email_domain", T_STRING, P(email_domain), 0},
     {"notify", "email_from", T_STRING, P(email_from), 0},
     {"notify", "rate_limit", T_DURATION, P(rate_limit), 0},
+    {"notify", "slurm", T_SLURM, P(slurm), 0},
+    {"notify", "slurm_refresh", T_DURATION, P(slurm_refresh), 0},
     {"notify", "in_observe", T_BOOL, P(notify_in_observe), 0},
     {"notify", "email_chart", T_BOOL, P(email_chart), 0},
     {"notify", "notices_dirs", T_LIST, P(notices_dirs), 0},

@@ -8,7 +8,7 @@
 
 enum value_type {
     T_DURATION, T_SIZE, T_CORES, T_COUNT, T_UID, T_BOOL, T_STRING, T_PATH, T_LIST,
-    T_MODE, T_BACKEND, T_NAME,
+    T_MODE, T_BACKEND, T_SLURM, T_NAME,
     T_FILE,  /* an absolute path, or empty for none */
 };
 
@@ -22,7 +22,7 @@ struct config_key {
 
 /* In the order of the sections in loginguard.conf, ended by a NULL name. */
 extern const struct config_key config_keys[];
-#define CONFIG_KEY_COUNT 53
+#define CONFIG_KEY_COUNT 55
 
 /* The key of that name in section ("level" for [level N]), or NULL. */
 const struct config_key *config_key_find(const char *section, const char *name);

@@ -81,6 +81,7 @@ static int set_value(void *base, const struct config_key *k, const char *value, 
 {
     static const char *const modes[] = {"observe", "enforce", NULL};
     static const char *const backends[] = {"auto", "systemd", "cgroupfs", NULL};
+    static const char *const slurm_uses[] = {"auto", "yes", "no", NULL};
     char why[512] = "";
     char *shown = xasprintf("%s = %s", k->name, value);
     char *field = (char *)base + k->offset;
@@ -148,6 +149,10 @@ static int set_value(void *base, const struct config_key *k, const char *value, 
     case T_BACKEND:
         if (set_enum(value, backends, &e, k->name, c) == 0)
             *(enum backend *)field = (enum backend)e;
+        break;
+    case T_SLURM:
+        if (set_enum(value, slurm_uses, &e, k->name, c) == 0)
+            *(enum slurm_use *)field = (enum slurm_use)e;
         break;
     }
     if (rc < 0)

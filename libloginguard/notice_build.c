@@ -169,17 +169,15 @@ static void add_program(struct notice_values *v, const struct notice_facts *f)
     addf(v, "pid", "%d", (int)ps->pid);
 }
 
-static void add_suggestions(struct notice_values *v, const struct notice_facts *f)
+bool notice_suggest_input(const struct notice_facts *f, const struct slurm_target *target,
+                          struct suggest_input *in)
 {
     const struct policy *p = f->policy;
     const struct decision *x = f->decision;
     const struct proc_sample *ps = f->proc;
-    if (!ps || !ps->argv_len || f->kind == NOTICE_RELEASED) {
-        add(v, "sbatch", true, xstrdup(""));
-        add(v, "salloc", true, xstrdup(""));
-        return;
-    }
-    struct suggest_input in = {
+    if (!ps || !ps->argv_len || f->kind == NOTICE_RELEASED)
+        return false;
+    *in = (struct suggest_input){
         .cmdline = ps->argv,
         .cmdline_len = ps->argv_len,
         .cores = x->cpu > ps->cpu ? x->cpu : ps->cpu,
@@ -188,8 +186,26 @@ static void add_suggestions(struct notice_values *v, const struct notice_facts *
         .batch_partition = p->batch_partition ? p->batch_partition : "",
         .interactive_partition = p->interactive_partition ? p->interactive_partition : "",
     };
-    add(v, "sbatch", true, suggest_sbatch(&in));
-    add(v, "salloc", true, suggest_salloc(&in));
+    if (target) {
+        in->batch_partition = in->interactive_partition = target->partition;
+        in->max_time = target->max_time;
+        in->max_cpus = target->max_cpus;
+        in->max_memory = target->max_memory;
+    }
+    return true;
+}
+
+static void add_suggestions(struct notice_values *v, const struct notice_facts *f)
+{
+    struct suggest_input batch, interactive;
+    if (!notice_suggest_input(f, f->batch, &batch) ||
+        !notice_suggest_input(f, f->interactive ? f->interactive : f->batch, &interactive)) {
+        add(v, "sbatch", true, xstrdup(""));
+        add(v, "salloc", true, xstrdup(""));
+        return;
+    }
+    add(v, "sbatch", true, suggest_sbatch(&batch));
+    add(v, "salloc", true, suggest_salloc(&interactive));
 }
 
 void notice_values_build(struct notice_values *v, const struct notice_facts *f)
@@ -231,6 +247,17 @@ void notice_values_build(struct notice_values *v, const struct notice_facts *f)
     add(v, "rule", false, xstrdup(x->kind == DECISION_FORBIDDEN || x->kind == DECISION_COMPUTE
                                        ? (x->reason ? x->reason : "")
                                        : ""));
+}
+
+void notice_values_set(struct notice_values *v, const char *name, char *value, bool safe)
+{
+    for (size_t i = 0; i < v->count; i++)
+        if (strcmp(v->fields[i].name, name) == 0) {
+            free((char *)v->fields[i].value);
+            v->fields[i] = (struct notice_field){v->fields[i].name, value, safe};
+            return;
+        }
+    add(v, name, safe, value);
 }
 
 void notice_values_free(struct notice_values *v)

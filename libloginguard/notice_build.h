@@ -10,7 +10,9 @@
 #include "engine.h"
 #include "notices.h"
 #include "policy.h"
+#include "slurm_advice.h"
 #include "snapshot.h"
+#include "suggest.h"
 
 #define NOTICE_FIELD_MAX 20
 
@@ -37,6 +39,9 @@ struct notice_facts {
     const struct proc_sample *proc;  /* the program concerned, or NULL */
     const char *user, *host;
     uint64_t runtime_usec;           /* how long proc has run */
+    /* The partitions the lines name and keep within (slurm_advice.h);
+     * NULL: the policy's batch_partition and interactive_partition. */
+    const struct slurm_target *batch, *interactive;
 };
 
 struct notice_values {
@@ -45,6 +50,13 @@ struct notice_values {
 };
 
 void notice_values_build(struct notice_values *v, const struct notice_facts *f);
+/* The sbatch and srun lines' input, for target (NULL: the policy's
+ * partitions); false when the notice offers no lines. */
+bool notice_suggest_input(const struct notice_facts *f, const struct slurm_target *target,
+                          struct suggest_input *in);
+/* Replace the value of field name (taking value; safe: see struct
+ * notice_field). */
+void notice_values_set(struct notice_values *v, const char *name, char *value, bool safe);
 void notice_values_free(struct notice_values *v);
 
 #endif

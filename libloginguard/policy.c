@@ -54,14 +54,16 @@ void policy_init_defaults(struct policy *p)
 
     p->channels.names[p->channels.count++] = xstrdup("tty");
     p->channels.names[p->channels.count++] = xstrdup("login");
-    p->batch_partition = xstrdup("batch");
-    p->interactive_partition = xstrdup("interactive");
+    p->batch_partition = NULL; /* from Slurm, or -p left out */
+    p->interactive_partition = NULL;
     p->sendmail = xstrdup("/usr/sbin/sendmail -i -t");
     p->email_from = xstrdup("root");
     p->trace_enabled = true;
     p->trace_max_size = 4ULL << 30;
     p->trace_max_age = 14 * 24 * 60 * 60 * USEC_PER_SEC;
     p->rate_limit = 60 * 60 * USEC_PER_SEC;
+    p->slurm = SLURM_AUTO;
+    p->slurm_refresh = 5 * 60 * USEC_PER_SEC;
     /* notices_dirs stays empty here, like rules_dirs. */
 }
 
@@ -112,6 +114,18 @@ const char *backend_name(enum backend b)
         return "systemd";
     case BACKEND_CGROUPFS:
         return "cgroupfs";
+    default:
+        return "auto";
+    }
+}
+
+const char *slurm_use_name(enum slurm_use s)
+{
+    switch (s) {
+    case SLURM_YES:
+        return "yes";
+    case SLURM_NO:
+        return "no";
     default:
         return "auto";
     }

@@ -18,6 +18,8 @@
 
 enum mode { MODE_OBSERVE, MODE_ENFORCE };
 enum backend { BACKEND_AUTO, BACKEND_SYSTEMD, BACKEND_CGROUPFS };
+/* Whether notices ask the cluster's Slurm (auto: when scontrol is found). */
+enum slurm_use { SLURM_AUTO, SLURM_YES, SLURM_NO };
 
 /* One rung of the ladder.  cpu == 0 and memory == 0 mean "no limit". */
 struct level {
@@ -89,6 +91,8 @@ struct policy {
     char *email_domain;         /* To: user@email_domain; empty = the bare user name */
     char *email_from;
     uint64_t rate_limit;        /* usec: one notice of a kind per user per this */
+    enum slurm_use slurm;       /* partitions from Slurm, lines checked by it */
+    uint64_t slurm_refresh;     /* usec between two readings of the partitions */
     bool notify_in_observe;     /* in observe mode, send notices marked as such */
     bool email_chart;           /* mails carry a chart of the user's last hour */
     struct name_list notices_dirs; /* site first, then shipped */
@@ -112,6 +116,7 @@ void policy_init_defaults(struct policy *p);
 void policy_free(struct policy *p);
 const char *mode_name(enum mode m);
 const char *backend_name(enum backend b);
+const char *slurm_use_name(enum slurm_use s);
 bool name_list_contains(const struct name_list *list, const char *name);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "shellquote.h"
+#include "slurm_partitions.h"
 #include "strbuf.h"
 #include "suggest.h"
 #include "units.h"
@@ -44,15 +45,49 @@ char *suggest_memory(uint64_t observed_bytes)
 
 /* Twice the run so far (it is not finished), rounded up to the hour, at
  * least 1 hour, at most 7 days; Slurm's HH:MM:SS or D-HH:MM:SS. */
-char *suggest_time(uint64_t runtime_usec)
+static uint64_t hours_wanted(uint64_t runtime_usec)
 {
     uint64_t want = runtime_usec > TIME_CAP / 2 ? TIME_CAP : runtime_usec * 2;
     uint64_t hours = want / HOUR_USEC + (want % HOUR_USEC != 0);
-    if (hours == 0)
-        hours = 1;
-    if (hours >= 24)
-        return xasprintf("%" PRIu64 "-%02u:00:00", hours / 24, (unsigned)(hours % 24));
-    return xasprintf("%02u:00:00", (unsigned)hours);
+    return hours ? hours : 1;
+}
+
+char *suggest_time(uint64_t runtime_usec)
+{
+    char t[32];
+    slurm_time_format(hours_wanted(runtime_usec) * 3600, t, sizeof(t));
+    return xstrdup(t);
+}
+
+/* What the line asks for, within the partition's limits. */
+struct resources {
+    unsigned cores;
+    char *memory, *time;
+};
+
+static struct resources resources_of(const struct suggest_input *in)
+{
+    struct resources r = {.cores = suggest_cores(in->cores)};
+    if (in->max_cpus && r.cores > in->max_cpus)
+        r.cores = in->max_cpus;
+    uint64_t want = in->memory + in->memory / 2;
+    if (in->max_memory && want > in->max_memory)
+        r.memory = xasprintf("%" PRIu64 "M", in->max_memory >> 20);
+    else
+        r.memory = suggest_memory(in->memory);
+    uint64_t seconds = hours_wanted(in->runtime_usec) * 3600;
+    if (in->max_time && seconds > in->max_time)
+        seconds = in->max_time;
+    char t[32];
+    slurm_time_format(seconds, t, sizeof(t));
+    r.time = xstrdup(t);
+    return r;
+}
+
+static void resources_free(struct resources *r)
+{
+    free(r->memory);
+    free(r->time);
 }
 
 /* "<tool> [-p P] -c N --mem=M -t T" */
@@ -65,10 +100,9 @@ static void add_resources(struct strbuf *b, const char *tool, const char *partit
         strbuf_addf(b, " -p %s", p);
         free(p);
     }
-    char *mem = suggest_memory(in->memory), *t = suggest_time(in->runtime_usec);
-    strbuf_addf(b, " -c %u --mem=%s -t %s", suggest_cores(in->cores), mem, t);
-    free(mem);
-    free(t);
+    struct resources r = resources_of(in);
+    strbuf_addf(b, " -c %u --mem=%s -t %s", r.cores, r.memory, r.time);
+    resources_free(&r);
 }
 
 static char *command(const struct suggest_input *in)
@@ -92,6 +126,36 @@ char *suggest_sbatch(const struct suggest_input *in)
         free(cmd);
     }
     return strbuf_take(&b);
+}
+
+char **suggest_sbatch_test_argv(const struct suggest_input *in)
+{
+    char *cmd = command(in);
+    if (!cmd)
+        return NULL;
+    struct resources r = resources_of(in);
+    char **argv = xcalloc(12, sizeof(*argv));
+    size_t n = 0;
+    argv[n++] = xstrdup("sbatch");
+    argv[n++] = xstrdup("--test-only");
+    if (in->batch_partition && *in->batch_partition) {
+        argv[n++] = xstrdup("-p");
+        argv[n++] = xstrdup(in->batch_partition);
+    }
+    argv[n++] = xasprintf("-c%u", r.cores);
+    argv[n++] = xasprintf("--mem=%s", r.memory);
+    argv[n++] = xasprintf("-t%s", r.time);
+    argv[n++] = xstrdup("--wrap");
+    argv[n++] = cmd; /* what sbatch gives /bin/sh, as the pasted line's */
+    resources_free(&r);
+    return argv;
+}
+
+void suggest_argv_free(char **argv)
+{
+    for (size_t i = 0; argv && argv[i]; i++)
+        free(argv[i]);
+    free(argv);
 }
 
 char *suggest_salloc(const struct suggest_input *in)

@@ -13,6 +13,11 @@ struct suggest_input {
     uint64_t memory;       /* bytes observed (RSS of the user / the program) */
     uint64_t runtime_usec; /* how long it has run so far */
     const char *batch_partition, *interactive_partition; /* empty or NULL: leave -p out */
+    /* The partition's limits the line keeps within (0: none known):
+     * Slurm queues a job over them for ever, or refuses it. */
+    uint64_t max_time;     /* seconds */
+    unsigned max_cpus;
+    uint64_t max_memory;   /* bytes */
 };
 
 /* "sbatch -p batch -c 4 --mem=6G -t 02:00:00 --wrap '...'", ready to paste
@@ -25,6 +30,12 @@ char *suggest_sbatch(const struct suggest_input *in);
  * this works the same everywhere, where a bare salloc starts a shell on the
  * login node or on the compute node depending on the site's Slurm.) */
 char *suggest_salloc(const struct suggest_input *in);
+
+/* The sbatch line as the argv that runs it, with --test-only after
+ * "sbatch": what the daemon has Slurm check before a notice offers it.
+ * NULL without a command line.  Free with suggest_argv_free. */
+char **suggest_sbatch_test_argv(const struct suggest_input *in);
+void suggest_argv_free(char **argv);
 
 /* The pieces, for tests and for the notice's numbers. */
 unsigned suggest_cores(double observed);

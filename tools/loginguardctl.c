@@ -313,6 +313,40 @@ static void print_table(const json_t *users, const int *cols, size_t ncols)
     free(cells);
 }
 
+/* The partitions notices are sized to, and how old that word is. */
+static void print_slurm(const json_t *s)
+{
+    if (!json_is_true(json_object_get(s, "enabled"))) {
+        printf("slurm: off (");
+        put_text(str(s, "off", "?"), 0);
+        printf(")\n");
+        return;
+    }
+    const json_t *parts = json_object_get(s, "partitions");
+    if (!json_is_array(parts)) {
+        printf("slurm: no answer yet\n");
+    } else {
+        printf("slurm: %zu partitions, read %llds ago in %lld ms:", json_array_size(parts),
+               (long long)json_integer_value(json_object_get(s, "age_seconds")),
+               (long long)json_integer_value(json_object_get(s, "query_ms")));
+        for (size_t i = 0; i < json_array_size(parts); i++) {
+            const json_t *p = json_array_get(parts, i);
+            printf(" ");
+            put_text(str(p, "name", "?"), 0);
+            printf(" (%s%s, max %s)", json_is_true(json_object_get(p, "up")) ? "up" : "down",
+                   json_is_true(json_object_get(p, "default")) ? ", default" : "",
+                   str(p, "max_time", "?"));
+        }
+        printf("\n");
+    }
+    if (json_is_string(json_object_get(s, "error"))) {
+        printf("slurm: the last query failed %llds ago: ",
+               (long long)json_integer_value(json_object_get(s, "error_age_seconds")));
+        put_text(str(s, "error", "?"), 0);
+        printf("\n");
+    }
+}
+
 static void print_status(const json_t *r)
 {
     const json_t *p = json_object_get(r, "policy");
@@ -348,6 +382,8 @@ static void print_status(const json_t *r)
         printf(", link %s, %lld records queued\n", str(cl, "link", "?"),
                (long long)json_integer_value(json_object_get(cl, "queued")));
     }
+    if (json_is_object(json_object_get(r, "slurm")))
+        print_slurm(json_object_get(r, "slurm"));
     printf("\n");
     print_table(json_object_get(r, "users"), local_columns, COUNT(local_columns));
 }

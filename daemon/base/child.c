@@ -19,7 +19,7 @@
 #include "util.h"
 
 /* In the child: leave nothing of the daemon behind but stderr, then run. */
-static _Noreturn void child_main(child_fn *fn, void *arg, int in_fd, pid_t parent)
+static _Noreturn void child_main(child_fn *fn, void *arg, int in_fd, int out_fd, pid_t parent)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
@@ -30,7 +30,8 @@ static _Noreturn void child_main(child_fn *fn, void *arg, int in_fd, pid_t paren
     for (int sig = 1; sig < NSIG; sig++)
         signal(sig, SIG_DFL); /* fails harmlessly for KILL, STOP and glibc's own */
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null < 0 || dup2(in_fd, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0)
+    if (null < 0 || dup2(in_fd, STDIN_FILENO) < 0 ||
+        dup2(out_fd >= 0 ? out_fd : null, STDOUT_FILENO) < 0)
         _exit(127);
     /* Nothing of the daemon's may reach a child that becomes a user: the
      * system bus, the event log, the state directory.  close_range is
@@ -67,22 +68,53 @@ static void feed(struct child *c)
     c->input = NULL;
 }
 
-int child_start(struct child *c, child_fn *fn, void *arg, const char *input, size_t input_len,
-                uint64_t timeout_usec)
+/* Take what the child wrote so far, without blocking; at its end (or an
+ * error) the descriptor is closed. */
+static void take_output(struct child *c)
 {
-    memset(c, 0, sizeof(*c));
-    c->pid = c->pidfd = c->input_fd = -1;
+    char buf[4096];
+    while (c->output_fd >= 0) {
+        ssize_t r = read(c->output_fd, buf, sizeof(buf));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && errno == EAGAIN)
+            return;
+        if (r <= 0) {
+            close(c->output_fd);
+            c->output_fd = -1;
+            return;
+        }
+        size_t keep = c->output_max - c->output_len;
+        if ((size_t)r > keep)
+            c->output_cut = true;
+        else
+            keep = (size_t)r;
+        memcpy(c->output + c->output_len, buf, keep);
+        c->output_len += keep;
+        c->output[c->output_len] = '\0';
+    }
+}
+
+static int start(struct child *c, child_fn *fn, void *arg, uint64_t timeout_usec, int out[2])
+{
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
         return -1;
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0)
-        child_main(fn, arg, sv[1], parent);
+        child_main(fn, arg, sv[1], out ? out[1] : -1, parent);
     int e = errno;
     close(sv[1]);
+    if (out) {
+        close(out[1]);
+        c->output_fd = out[0];
+    }
     if (pid < 0) {
         close(sv[0]);
+        if (out)
+            close(out[0]);
+        c->output_fd = -1;
         errno = e;
         return -1;
     }
@@ -90,6 +122,21 @@ int child_start(struct child *c, child_fn *fn, void *arg, const char *input, siz
     c->pidfd = pidfd_open_(pid); /* our own unreaped child: may go without (util.h) */
     c->input_fd = sv[0];
     c->deadline = now_boottime_usec() + timeout_usec;
+    return 0;
+}
+
+static void clear(struct child *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->pid = c->pidfd = c->input_fd = c->output_fd = -1;
+}
+
+int child_start(struct child *c, child_fn *fn, void *arg, const char *input, size_t input_len,
+                uint64_t timeout_usec)
+{
+    clear(c);
+    if (start(c, fn, arg, timeout_usec, NULL) < 0)
+        return -1;
     if (input && input_len) {
         c->input = xmalloc(input_len);
         memcpy(c->input, input, input_len);
@@ -99,9 +146,28 @@ int child_start(struct child *c, child_fn *fn, void *arg, const char *input, siz
     return 0;
 }
 
+int child_start_reading(struct child *c, child_fn *fn, void *arg, uint64_t timeout_usec,
+                        size_t output_max)
+{
+    clear(c);
+    int out[2];
+    if (pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -1;
+    c->output_max = output_max;
+    c->output = xmalloc(output_max + 1);
+    c->output[0] = '\0';
+    if (start(c, fn, arg, timeout_usec, out) < 0) {
+        free(c->output);
+        c->output = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 bool child_check(struct child *c, enum child_result *result, int *status)
 {
     feed(c);
+    take_output(c);
     if (!c->killed && now_boottime_usec() >= c->deadline) {
         own_child_signal(c->pid, c->pidfd, SIGKILL);
         c->killed = true;
@@ -120,6 +186,12 @@ bool child_check(struct child *c, enum child_result *result, int *status)
         c->input_len = 0;
         feed(c);
     }
+    /* What it wrote before it ended is in the pipe; a grandchild that
+     * still holds the pipe open is not waited for. */
+    take_output(c);
+    if (c->output_fd >= 0)
+        close(c->output_fd);
+    c->output_fd = -1;
     if (c->pidfd >= 0)
         close(c->pidfd);
     c->pidfd = -1;
@@ -136,6 +208,8 @@ size_t child_pollfds(const struct child *c, struct pollfd *out)
         out[n++] = (struct pollfd){.fd = c->pidfd, .events = POLLIN};
     if (c->input_fd >= 0)
         out[n++] = (struct pollfd){.fd = c->input_fd, .events = POLLOUT};
+    if (c->output_fd >= 0)
+        out[n++] = (struct pollfd){.fd = c->output_fd, .events = POLLIN};
     return n;
 }
 
@@ -157,7 +231,7 @@ enum child_result child_wait(struct child *c, int *status)
 {
     enum child_result result;
     while (!child_check(c, &result, status)) {
-        struct pollfd p[2];
+        struct pollfd p[CHILD_POLLFDS];
         size_t n = child_pollfds(c, p);
         uint64_t now = now_boottime_usec(), until = child_deadline(c);
         /* Killed: it is reaped when it dies, whenever that is. */

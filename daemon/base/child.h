@@ -31,7 +31,16 @@ struct child {
     size_t input_len, input_done;
     uint64_t deadline;    /* boottime usec */
     bool killed;          /* past the deadline: SIGKILLed, to be reaped */
+    /* What it writes on stdout, when it was started reading it: at most
+     * output_max bytes are kept (output_cut: it wrote more), NUL-ended. */
+    int output_fd;        /* -1 when not read, or at its end */
+    char *output;
+    size_t output_len, output_max;
+    bool output_cut;
 };
+
+/* Descriptors a child is polled on at most (child_pollfds). */
+#define CHILD_POLLFDS 3
 
 /* Fork a child that runs fn(arg) and then _exit()s with its return value,
  * so none of the daemon's atexit handlers or stdio buffers run twice.  The
@@ -43,12 +52,18 @@ struct child {
 int child_start(struct child *c, child_fn *fn, void *arg, const char *input, size_t input_len,
                 uint64_t timeout_usec);
 
+/* child_start without input, and with stdout read into c->output (at
+ * most output_max bytes kept): a command whose answer the daemon wants.
+ * The caller frees c->output. */
+int child_start_reading(struct child *c, child_fn *fn, void *arg, uint64_t timeout_usec,
+                        size_t output_max);
+
 /* Without blocking: write what input the child takes, SIGKILL it once past
  * its deadline, reap it once it has exited.  True when it has been reaped:
  * *result (CHILD_EXITED or CHILD_TIMED_OUT) and *status tell how. */
 bool child_check(struct child *c, enum child_result *result, int *status);
 
-/* What to poll for it (at most 2 entries), and when to call child_check
+/* What to poll for it (at most CHILD_POLLFDS entries), and when to call child_check
  * at the latest (boottime usec; 0: when a descriptor says so). */
 size_t child_pollfds(const struct child *c, struct pollfd *out);
 uint64_t child_deadline(const struct child *c);

@@ -136,6 +136,7 @@ static json_t *status(struct control_view *v, const struct control_conn *c, bool
     json_t *cluster = v->cluster_status(v->core);
     if (cluster)
         json_object_set_new(r, "cluster", cluster);
+    json_object_set_new(r, "slurm", slurm_query_status(v->slurm, v->env));
     return r;
 }
 

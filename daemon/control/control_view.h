@@ -17,6 +17,7 @@
 #include "history.h"
 #include "observe/directory.h"
 #include "observe/sampler.h"
+#include "observe/slurm_query.h"
 #include "policy.h"
 #include "policy_diff.h"
 #include "record/events.h"
@@ -38,6 +39,7 @@ struct control_view {
     const struct persist *persist;     /* whether a write waits */
     const bool *enforcing;
     const struct enforcer *enforcer;
+    const struct slurm_query *slurm;
     /* What only the core can do; core is its context. */
     void *core;
     /* Whether uid is root or an admin: 1, 0, or -1 while the directory

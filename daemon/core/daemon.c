@@ -289,6 +289,7 @@ int daemon_start(struct daemon *d)
         return -1;
     }
     start_describer(d);
+    slurm_query_configure(&d->slurm, &d->policy, &d->env);
     restore_state(d);
     /* The queue loaded and the link started, before anything is decided. */
     cluster_daemon_start(&d->cluster_view);
@@ -356,6 +357,7 @@ int daemon_reload(struct daemon *d, const json_t *by, struct reload_outcome *out
         struct sampler_scope scope = observe_scope(&d->policy, &d->judge.judge);
         sampler_rescope(&d->sampler, &scope);
         directory_set_policy(&d->directory, &d->policy); /* [exempt] groups, admin_group */
+        slurm_query_configure(&d->slurm, &d->policy, &d->env); /* and asked again now */
         reload_event(d, "config_reloaded", out->summary, by, NULL);
         cluster_daemon_reloaded(&d->cluster_view, &old);
         policy_free(&old);
@@ -418,6 +420,7 @@ struct notifier daemon_notifier(struct daemon *d)
         .enforcing = d->enforcing,
         .io = daemon_persist_io(d),
         .history = &d->history,
+        .slurm = &d->slurm,
     };
 }
 
@@ -477,6 +480,7 @@ void daemon_finish(struct daemon *d)
     cluster_daemon_stop(&d->cluster_view);
     control_server_close(&d->control);
     directory_stop(&d->directory);
+    slurm_query_stop(&d->slurm);
     stop_enforcing(d);
     proc_connector_close(&d->connector);
     taskstats_close(&d->exits);

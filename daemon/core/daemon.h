@@ -18,6 +18,7 @@
 #include "history.h"
 #include "metrics.h"
 #include "notify/notice_jobs.h"
+#include "observe/slurm_query.h"
 #include "observe/argv_describe.h"
 #include "observe/directory.h"
 #include "observe/proc_connector.h"
@@ -71,6 +72,7 @@ struct daemon {
     struct control_server control; /* loginguardctl's socket; fd -1 when not listening */
     struct control_view control_view; /* what its answers are given of the daemon */
     struct directory directory;    /* who a uid is, from NSS, off the loop */
+    struct slurm_query slurm;      /* the cluster's partitions, from its Slurm */
     struct history history;  /* each active user's last hour, for loginguardctl user */
     struct metrics metrics;  /* counts for loginguardctl metrics and metrics_file */
     struct metrics_inputs metrics_inputs; /* what the metrics are made from */

@@ -41,6 +41,7 @@ static int wait_timeout_ms(struct daemon *d, bool drain_waits)
     earliest(&next, argv_reader_deadline(&d->sampler.argv));
     earliest(&next, directory_deadline(&d->directory));
     earliest(&next, notify_deadline(&d->notice_jobs));
+    earliest(&next, slurm_query_deadline(&d->slurm));
     earliest(&next, control_server_deadline(&d->control));
     earliest(&next, cluster_daemon_deadline(&d->cluster_view));
     if (drain_waits)
@@ -50,11 +51,13 @@ static int wait_timeout_ms(struct daemon *d, bool drain_waits)
 
 /* Every descriptor the loop waits on: the kernel's sockets (while
  * watched), the command line reader, the user directory, the cluster's
- * link, the control socket and its connections, the notice children. */
+ * link, the control socket and its connections, Slurm's query, the
+ * notice children. */
 enum {
     PFD_CONNECTOR, PFD_EXITS, PFD_ARGV, PFD_DIRECTORY, PFD_CLUSTER, PFD_CONTROL,
-    PFD_JOBS = PFD_CONTROL + CONTROL_POLLFDS,
-    PFD_MAX = PFD_JOBS + 2 * NOTICE_JOBS_MAX
+    PFD_SLURM = PFD_CONTROL + CONTROL_POLLFDS,
+    PFD_JOBS = PFD_SLURM + CHILD_POLLFDS,
+    PFD_MAX = PFD_JOBS + CHILD_POLLFDS * (NOTICE_JOBS_MAX + SLURM_CHECKS_MAX)
 };
 
 static size_t fill_pollfds(struct daemon *d, bool watch, struct pollfd *pfd)
@@ -65,6 +68,9 @@ static size_t fill_pollfds(struct daemon *d, bool watch, struct pollfd *pfd)
     pfd[PFD_DIRECTORY] = (struct pollfd){.fd = directory_fd(&d->directory), .events = POLLIN};
     cluster_daemon_pollfd(&d->cluster_view, &pfd[PFD_CLUSTER]);
     control_server_pollfds(&d->control, pfd + PFD_CONTROL);
+    size_t slurm = slurm_query_pollfds(&d->slurm, pfd + PFD_SLURM);
+    for (size_t i = slurm; i < CHILD_POLLFDS; i++)
+        pfd[PFD_SLURM + i] = (struct pollfd){.fd = -1};
     return PFD_JOBS + notify_pollfds(&d->notice_jobs, pfd + PFD_JOBS);
 }
 
@@ -125,6 +131,8 @@ void daemon_run(struct daemon *d)
         /* Cheap (a waitpid a child): whenever the loop wakes. */
         struct notifier nt = daemon_notifier(d);
         notify_check(&nt);
+        slurm_query_check(&d->slurm, &d->env);
+        slurm_query_tick(&d->slurm, &d->policy, env_boottime(&d->env));
     }
     sigprocmask(SIG_UNBLOCK, &blocked, NULL);
 }

@@ -114,6 +114,7 @@ static void build_control_view(struct daemon *d)
         .persist = &d->persist,
         .enforcing = &d->enforcing,
         .enforcer = &d->enforcer,
+        .slurm = &d->slurm,
         .core = d,
         .admin = view_admin,
         .reload = view_reload,

@@ -21,9 +21,10 @@
 
 static const char *const outcome_names[] = {"sent", "skipped", "failed"};
 
-static void notice_event(const struct notifier *nt, uid_t uid, const char *user,
-                         enum notice_kind kind, const char *channel, const char *outcome,
-                         const char *message)
+/* check: Slurm's word on the notice's lines (slurm_check.h), or NULL. */
+static void notice_event_checked(const struct notifier *nt, uid_t uid, const char *user,
+                                 enum notice_kind kind, const char *channel,
+                                 const char *outcome, const char *message, json_t *check)
 {
     metrics_count_notice(nt->metrics, kind, channel, outcome);
     json_t *e = event_action("notice", uid, user, mode_name(nt->policy->mode), nt->events->host,
@@ -33,7 +34,16 @@ static void notice_event(const struct notifier *nt, uid_t uid, const char *user,
     json_object_set_new(e, "outcome", json_string(outcome));
     if (message && message[0])
         json_object_set_new(e, "message", json_from_bytes(message, strlen(message)));
+    if (check)
+        json_object_set(e, "slurm_check", check);
     event_log_write(nt->events, e);
+}
+
+static void notice_event(const struct notifier *nt, uid_t uid, const char *user,
+                         enum notice_kind kind, const char *channel, const char *outcome,
+                         const char *message)
+{
+    notice_event_checked(nt, uid, user, kind, channel, outcome, message, NULL);
 }
 
 static enum notify_outcome send_tty(const struct notifier *nt, uid_t uid,
@@ -67,6 +77,9 @@ static bool job_under_way(const struct notifier *nt, uid_t uid, enum notice_kind
 {
     for (size_t i = 0; i < nt->jobs->count; i++)
         if (nt->jobs->items[i].uid == uid && nt->jobs->items[i].kind == kind)
+            return true;
+    for (size_t i = 0; i < nt->jobs->check_count; i++)
+        if (nt->jobs->checks[i].uid == uid && nt->jobs->checks[i].kind == kind)
             return true;
     return false;
 }
@@ -161,12 +174,12 @@ static uint64_t runtime_of(const struct notifier *nt, const struct proc_sample *
     return now > started ? now - started : 0;
 }
 
-static bool render(const struct notifier *nt, const struct decision *x,
-                   const struct snapshot *snap, enum notice_kind kind, const char *user,
-                   struct notice *n)
+static struct notice_facts facts_of(const struct notifier *nt, const struct decision *x,
+                                    const struct snapshot *snap, enum notice_kind kind,
+                                    const char *user, const struct slurm_advice *adv)
 {
     const struct proc_sample *ps = notice_process_for(x, snap, kind);
-    struct notice_facts f = {
+    return (struct notice_facts){
         .policy = nt->policy,
         .decision = x,
         .kind = kind,
@@ -174,12 +187,9 @@ static bool render(const struct notifier *nt, const struct decision *x,
         .user = user,
         .host = nt->events->host,
         .runtime_usec = ps ? runtime_of(nt, ps) : 0,
+        .batch = &adv->batch[0],
+        .interactive = &adv->interactive[0],
     };
-    struct notice_values v;
-    notice_values_build(&v, &f);
-    int rc = notice_render(&nt->policy->notices, kind, v.fields, v.count, n);
-    notice_values_free(&v);
-    return rc == 0;
 }
 
 /* A notice reached uid: the next of its kind waits for the rate limit. */
@@ -189,6 +199,101 @@ static void note_reached(const struct notifier *nt, uid_t uid, enum notice_kind 
     notice_rate_note(nt->rate, uid, kind, now);
     notice_rate_prune(nt->rate, now, nt->policy->rate_limit);
     persist_save_notice_rate(&nt->io, nt->rate);
+}
+
+/* Render the notice from its values and send it on every channel. */
+static void send_values(const struct notifier *nt, uid_t uid, const char *user,
+                        enum notice_kind kind, const struct notice_values *v,
+                        const struct proc_table *procs, json_t *check)
+{
+    const struct policy *p = nt->policy;
+    struct notice n;
+    if (notice_render(&p->notices, kind, v->fields, v->count, &n) != 0) {
+        notice_event_checked(nt, uid, user, kind, "all", "failed", "no template for this kind",
+                             check);
+        return;
+    }
+    if (!nt->enforcing)
+        mark_observed(nt, &n);
+    bool reached = false;
+    for (size_t i = 0; i < p->channels.count; i++) {
+        char msg[512];
+        enum notify_outcome o = send_on(nt, p->channels.names[i], uid, procs, user, kind, &n,
+                                        msg, sizeof(msg));
+        if (o != NOTIFY_PENDING) /* else its event comes when its child ends */
+            notice_event_checked(nt, uid, user, kind, p->channels.names[i], outcome_names[o],
+                                 msg, check);
+        reached = reached || o == NOTIFY_SENT;
+    }
+    notice_free(&n);
+    /* Only a notice that reached the user holds the next one back. */
+    if (reached)
+        note_reached(nt, uid, kind);
+}
+
+/* Lines to check, with Slurm's sbatch at hand and room for one more
+ * check: start it, the notice kept in it (values taken).  False: send
+ * the notice now. */
+static bool start_check(const struct notifier *nt, const struct notice_facts *f,
+                        const struct slurm_advice *adv, struct notice_values *v,
+                        const struct proc_table *procs, uid_t uid, const char *user,
+                        enum notice_kind kind)
+{
+    struct notice_jobs *jobs = nt->jobs;
+    struct suggest_input in;
+    if (!nt->slurm || !nt->slurm->enabled || !nt->slurm->sbatch[0] ||
+        jobs->check_count == SLURM_CHECKS_MAX || !notice_suggest_input(f, NULL, &in))
+        return false;
+    struct slurm_check *c = &jobs->checks[jobs->check_count];
+    memset(c, 0, sizeof(*c));
+    for (size_t i = 0; i < adv->batch_count; i++) {
+        notice_suggest_input(f, &adv->batch[i], &in);
+        slurm_line_make(&c->batch[c->batch_count++], &in, &adv->batch[i], true);
+    }
+    for (size_t i = 0; i < adv->interactive_count; i++) {
+        notice_suggest_input(f, &adv->interactive[i], &in);
+        slurm_line_make(&c->interactive[c->interactive_count++], &in, &adv->interactive[i],
+                        false);
+    }
+    c->uid = uid;
+    c->kind = kind;
+    c->user = xstrdup(user ? user : "");
+    if (slurm_check_start(c, nt->slurm->sbatch, env_boottime(nt->env)) < 0) {
+        slurm_check_free(c);
+        return false;
+    }
+    c->values = *v;
+    v->count = 0;
+    c->procs.count = c->procs.capacity = procs->count;
+    c->procs.procs = procs->count ? xmalloc(procs->count * sizeof(*procs->procs)) : NULL;
+    if (procs->count)
+        memcpy(c->procs.procs, procs->procs, procs->count * sizeof(*procs->procs));
+    jobs->check_count++;
+    return true;
+}
+
+/* Slurm has answered (or the check's time is up): the notice goes out
+ * with the lines Slurm accepted, or with what it said instead. */
+static void finish_check(const struct notifier *nt, struct slurm_check *c,
+                         enum child_result result, int status)
+{
+    struct slurm_verdict verdict;
+    slurm_check_verdict(c, result, status, env_boottime(nt->env), &verdict);
+    const char *said = verdict.said ? verdict.said : "";
+    if (verdict.sbatch)
+        notice_values_set(&c->values, "sbatch", xstrdup(verdict.sbatch), true);
+    else
+        notice_values_set(&c->values, "sbatch",
+                          xasprintf("(none: Slurm refused every line loginguard could offer "
+                                    "here: %s)", said), false);
+    if (verdict.srun)
+        notice_values_set(&c->values, "salloc", xstrdup(verdict.srun), true);
+    else
+        notice_values_set(&c->values, "salloc", xstrdup("(none: see above)"), false);
+    send_values(nt, c->uid, c->user, c->kind, &c->values, &c->procs, verdict.event);
+    json_decref(verdict.event);
+    free(verdict.said);
+    slurm_check_free(c);
 }
 
 void notify_decision(const struct notifier *nt, const struct decision *x,
@@ -212,26 +317,15 @@ void notify_decision(const struct notifier *nt, const struct decision *x,
         notice_event(nt, x->uid, user, kind, "all", "rate_limited", NULL);
         return;
     }
-    struct notice n;
-    if (!render(nt, x, snap, kind, user, &n)) {
-        notice_event(nt, x->uid, user, kind, "all", "failed", "no template for this kind");
-        return;
-    }
-    if (!nt->enforcing)
-        mark_observed(nt, &n);
-    bool reached = false;
-    for (size_t i = 0; i < p->channels.count; i++) {
-        char msg[512];
-        enum notify_outcome o = send_on(nt, p->channels.names[i], x->uid, procs, user, kind, &n,
-                                        msg, sizeof(msg));
-        if (o != NOTIFY_PENDING) /* else its event comes when its child ends */
-            notice_event(nt, x->uid, user, kind, p->channels.names[i], outcome_names[o], msg);
-        reached = reached || o == NOTIFY_SENT;
-    }
-    notice_free(&n);
-    /* Only a notice that reached the user holds the next one back. */
-    if (reached)
-        note_reached(nt, x->uid, kind);
+    struct slurm_advice adv;
+    slurm_advice_make(p, slurm_query_partitions(nt->slurm), &adv);
+    struct notice_facts f = facts_of(nt, x, snap, kind, user, &adv);
+    struct notice_values v;
+    notice_values_build(&v, &f);
+    if (start_check(nt, &f, &adv, &v, procs, x->uid, user, kind))
+        return; /* sent when Slurm has answered (finish_check) */
+    send_values(nt, x->uid, user, kind, &v, procs, NULL);
+    notice_values_free(&v);
 }
 
 size_t notify_pollfds(const struct notice_jobs *jobs, struct pollfd *out)
@@ -239,14 +333,17 @@ size_t notify_pollfds(const struct notice_jobs *jobs, struct pollfd *out)
     size_t n = 0;
     for (size_t i = 0; i < jobs->count; i++)
         n += child_pollfds(watched_child(&jobs->items[i]), out + n);
+    for (size_t i = 0; i < jobs->check_count; i++)
+        n += child_pollfds(&jobs->checks[i].child, out + n);
     return n;
 }
 
 uint64_t notify_deadline(const struct notice_jobs *jobs)
 {
     uint64_t first = 0;
-    for (size_t i = 0; i < jobs->count; i++) {
-        uint64_t t = child_deadline(watched_child(&jobs->items[i]));
+    for (size_t i = 0; i < jobs->count + jobs->check_count; i++) {
+        uint64_t t = child_deadline(i < jobs->count ? watched_child(&jobs->items[i])
+                                                    : &jobs->checks[i - jobs->count].child);
         if (t && (!first || t < first))
             first = t;
     }
@@ -272,6 +369,18 @@ static void finish_job(const struct notifier *nt, struct notice_job *j,
 void notify_check(const struct notifier *nt)
 {
     struct notice_jobs *jobs = nt->jobs;
+    /* First the checks: a notice they finish may start a mail's child. */
+    for (size_t i = 0; i < jobs->check_count;) {
+        enum child_result result;
+        int status = 0;
+        if (!child_check(&jobs->checks[i].child, &result, &status)) {
+            i++;
+            continue;
+        }
+        struct slurm_check done = jobs->checks[i];
+        jobs->checks[i] = jobs->checks[--jobs->check_count];
+        finish_check(nt, &done, result, status);
+    }
     for (size_t i = 0; i < jobs->count;) {
         enum child_result result;
         int status = 0;
@@ -287,6 +396,13 @@ void notify_check(const struct notifier *nt)
 void notify_stop(const struct notifier *nt)
 {
     struct notice_jobs *jobs = nt->jobs;
+    while (jobs->check_count) {
+        struct slurm_check done = jobs->checks[--jobs->check_count];
+        done.child.deadline = 0; /* now: killed, and waited for; its lines go unchecked */
+        int status = 0;
+        enum child_result result = child_wait(&done.child, &status);
+        finish_check(nt, &done, result, status);
+    }
     for (size_t i = 0; i < jobs->count; i++) {
         struct child *c = job_child(&jobs->items[i]);
         c->deadline = 0; /* now: killed, and waited for */

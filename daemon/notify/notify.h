@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "notify/notice_jobs.h"
 #include "observe/directory.h"
+#include "observe/slurm_query.h"
 #include "policy.h"
 #include "record/events.h"
 #include "record/notice_rate.h"
@@ -35,6 +36,7 @@ struct notifier {
     bool enforcing;
     struct persist_io io;
     const struct history *history;  /* the users' last hour, for mails' charts */
+    const struct slurm_query *slurm; /* the partitions, and sbatch to check lines with */
 };
 
 /* The notice for decision x, if one is due.  procs are the decided
@@ -42,8 +44,8 @@ struct notifier {
 void notify_decision(const struct notifier *nt, const struct decision *x,
                      const struct snapshot *snap, const struct proc_table *procs);
 
-/* The desktop and mail children under way (notice_jobs.h), for the main
- * loop: what to poll (at most 2 entries a job), the earliest deadline
+/* The children under way (notice_jobs.h), for the main loop: what to
+ * poll (at most CHILD_POLLFDS entries a child), the earliest deadline
  * (0: none), and, when something happened or a deadline passed, finish
  * those that have ended (each one's notice event, and the rate limit when
  * it got through). */

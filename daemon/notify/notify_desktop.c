@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/become_user.h"
 #include "base/child.h"
 #include "notify/notify_desktop.h"
 #include "util.h"
@@ -123,27 +124,6 @@ static bool has_session_bus(uid_t uid, const char *runtime_dir)
     return ok;
 }
 
-/* In the child: become the user for good, or fail. */
-static bool become_user(const struct desktop_job *job)
-{
-    if (initgroups(job->user, job->gid) != 0 || setresgid(job->gid, job->gid, job->gid) != 0 ||
-        setresuid(job->uid, job->uid, job->uid) != 0)
-        return false;
-    uid_t r, e, s;
-    gid_t rg, eg, sg;
-    if (getresuid(&r, &e, &s) != 0 || r != job->uid || e != job->uid || s != job->uid ||
-        getresgid(&rg, &eg, &sg) != 0 || rg != job->gid || eg != job->gid || sg != job->gid)
-        return false;
-    /* No way back: with every uid the user's, root must be out of reach. */
-    if (setresuid(0, 0, 0) == 0 || setresgid(0, 0, 0) == 0)
-        return false;
-    /* A change of credentials resets both: the user must not ptrace a
-     * copy of root's memory (fs.suid_dumpable may allow it), and the
-     * child must still end with the daemon. */
-    return prctl(PR_SET_DUMPABLE, 0) == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 &&
-           getppid() == job->parent;
-}
-
 /* Valid UTF-8 (D-Bus requires it) without control characters. */
 static char *clean_text(const struct libnotify *n, const char *s)
 {
@@ -176,7 +156,7 @@ static int send_notice(void *arg)
     job->gid = found->pw_gid;
     job->user = found->pw_name;
     job->home = found->pw_dir;
-    if (!become_user(job))
+    if (!become_user(job->user, job->uid, job->gid, job->parent))
         return DESKTOP_NOT_USER;
     if (chdir("/") != 0 || clearenv() != 0 ||
         setenv("DBUS_SESSION_BUS_ADDRESS", job->address, 1) != 0 ||

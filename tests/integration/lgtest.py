@@ -226,6 +226,8 @@ control_socket = {workdir}/control.sock
 rules_dirs = {SHIPPED_RULES}
 [notify]
 notices_dirs = {workdir}/notices, {SHIPPED_NOTICES}
+# Slurm's clients may be on this machine: only a test of it asks Slurm.
+slurm = no
 """ + dropin)
         self.proc = None
         self.stderr = None

@@ -96,8 +96,14 @@ static void test_shipped_config_is_the_default(void **state)
     assert_int_equal(shipped.channels.count, builtin.channels.count);
     for (size_t i = 0; i < builtin.channels.count; i++)
         assert_string_equal(shipped.channels.names[i], builtin.channels.names[i]);
-    assert_string_equal(shipped.batch_partition, builtin.batch_partition);
-    assert_string_equal(shipped.interactive_partition, builtin.interactive_partition);
+    /* Partitions from Slurm unless the site names them. */
+    assert_null(shipped.batch_partition);
+    assert_null(builtin.batch_partition);
+    assert_null(shipped.interactive_partition);
+    assert_null(builtin.interactive_partition);
+    assert_int_equal(shipped.slurm, SLURM_AUTO);
+    assert_int_equal(builtin.slurm, SLURM_AUTO);
+    assert_int_equal(shipped.slurm_refresh, builtin.slurm_refresh);
     assert_null(shipped.docs_url);
     assert_string_equal(shipped.sendmail, builtin.sendmail);
     assert_null(shipped.email_domain);

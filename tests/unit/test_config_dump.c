@@ -71,6 +71,8 @@ static bool same_field(const struct config_key *k, const void *a, const void *b)
         return *(const enum mode *)a == *(const enum mode *)b;
     case T_BACKEND:
         return *(const enum backend *)a == *(const enum backend *)b;
+    case T_SLURM:
+        return *(const enum slurm_use *)a == *(const enum slurm_use *)b;
     }
     return false;
 }
@@ -202,12 +204,14 @@ static const char site_dropin[] =
     "[notify]\n"
     "channels = tty desktop, email\n"
     "batch_partition = long\n"
-    "interactive_partition =\n"
+    "interactive_partition = debug\n"
     "docs_url = https://hpc.example.org/login#batch jobs\n"
     "sendmail = /usr/lib/sendmail -oi -t\n"
     "email_domain = example.org\n"
     "email_from = hpc-support@example.org\n"
     "rate_limit = 2h\n"
+    "slurm = no\n"
+    "slurm_refresh = 10m\n"
     "in_observe = yes\n"
     "email_chart = yes\n"
     "notices_dirs = " SHIPPED "/notices\n"

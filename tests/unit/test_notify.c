@@ -10,6 +10,7 @@
 #include "record/login_notices.h"
 #include "record/notice_rate.h"
 #include "units.h"
+#include "util.h"
 
 static const char *value(const struct notice_values *v, const char *name)
 {
@@ -54,6 +55,8 @@ static void test_throttle_values_have_the_numbers(void **state)
     (void)state;
     struct policy p;
     policy_init_defaults(&p);
+    p.batch_partition = xstrdup("batch");
+    p.interactive_partition = xstrdup("interactive");
     static char argv[] = "/opt/sim/bin/lmp\0-in\0in file.lmp";
     struct proc_sample ps = {.pid = 4242, .comm = "lmp", .argv = argv,
                              .argv_len = sizeof(argv) - 1, .cpu = 2.4, .rss = 3ULL << 30};

@@ -193,8 +193,9 @@ static const uint64_t GIB = UINT64_C(1) << 30, HOUR = UINT64_C(3600000000);
 static void test_suggested_lines(void **state)
 {
     (void)state;
-    struct suggest_input in = {ARGV("python3\0train.py\0--epochs\0" "10\0"), 3.9, 4 * GIB,
-                               HOUR / 2, "batch", "interactive"};
+    struct suggest_input in = {ARGV("python3\0train.py\0--epochs\0" "10\0"), .cores = 3.9,
+                               .memory = 4 * GIB, .runtime_usec = HOUR / 2,
+                               .batch_partition = "batch", .interactive_partition = "interactive"};
     char *s = suggest_sbatch(&in);
     assert_string_equal(s, "sbatch -p batch -c 4 --mem=6G -t 01:00:00 "
                            "--wrap 'python3 train.py --epochs 10'");
@@ -215,12 +216,47 @@ static void test_suggested_lines(void **state)
     free(s);
 }
 
+/* A partition's limits: the line asks for no more than it allows (Slurm
+ * 22.05's sbatch --test-only accepts a --time over MaxTime, and the job
+ * then never starts). */
+static void test_suggested_lines_keep_within_the_partition(void **state)
+{
+    (void)state;
+    struct suggest_input in = {ARGV("sim\0--steps\0" "9\0"), .cores = 3.9, .memory = 4 * GIB,
+                               .runtime_usec = 10 * HOUR, .batch_partition = "batch",
+                               .max_time = 8 * 3600, .max_cpus = 2,
+                               .max_memory = (uint64_t)1000 << 20};
+    char *s = suggest_sbatch(&in);
+    assert_string_equal(s, "sbatch -p batch -c 2 --mem=1000M -t 08:00:00 --wrap 'sim --steps 9'");
+    free(s);
+    char **argv = suggest_sbatch_test_argv(&in);
+    const char *want[] = {"sbatch", "--test-only", "-p", "batch", "-c2", "--mem=1000M",
+                          "-t08:00:00", "--wrap", "sim --steps 9", NULL};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        if (want[i])
+            assert_string_equal(argv[i], want[i]);
+        else
+            assert_null(argv[i]);
+    }
+    suggest_argv_free(argv);
+    /* Within the limits, the limits change nothing; two days is D-HH:MM:SS. */
+    in.max_time = 3 * 86400;
+    in.runtime_usec = 24 * HOUR;
+    in.max_cpus = 8;
+    s = suggest_sbatch(&in);
+    assert_string_equal(s, "sbatch -p batch -c 4 --mem=1000M -t 2-00:00:00 --wrap 'sim --steps 9'");
+    free(s);
+    in.cmdline_len = 0;
+    assert_null(suggest_sbatch_test_argv(&in));
+}
+
 /* What sbatch would run: the user's shell takes the line apart, sbatch
  * hands the --wrap value to /bin/sh.  Here the program is replaced by a
  * function that prints its words, argv[0] included. */
 static void assert_sbatch_runs(const char *cmdline, size_t len)
 {
-    struct suggest_input in = {cmdline, len, 2, GIB, HOUR, "batch", "interactive"};
+    struct suggest_input in = {cmdline, len, .cores = 2, .memory = GIB, .runtime_usec = HOUR,
+                               .batch_partition = "batch", .interactive_partition = "interactive"};
     char *line = suggest_sbatch(&in);
     assert_true(terminal_safe(line));
     char *script = xasprintf("set -- %s\nwhile [ $# -gt 0 ]; do\n"
@@ -243,7 +279,8 @@ static void assert_sbatch_runs(const char *cmdline, size_t len)
 
 static void assert_srun_runs(const char *cmdline, size_t len)
 {
-    struct suggest_input in = {cmdline, len, 2, GIB, HOUR, "batch", "interactive"};
+    struct suggest_input in = {cmdline, len, .cores = 2, .memory = GIB, .runtime_usec = HOUR,
+                               .batch_partition = "batch", .interactive_partition = "interactive"};
     char *line = suggest_salloc(&in);
     assert_true(terminal_safe(line));
     char *script = xasprintf("set -- %s\nwhile [ \"$1\" != --pty ]; do shift; done; shift\n"
@@ -281,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_elision),
         cmocka_unit_test(test_suggested_numbers),
         cmocka_unit_test(test_suggested_lines),
+        cmocka_unit_test(test_suggested_lines_keep_within_the_partition),
         cmocka_unit_test(test_sbatch_wrap_reproduces_argv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

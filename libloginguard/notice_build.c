@@ -183,6 +183,7 @@ bool notice_suggest_input(const struct notice_facts *f, const struct slurm_targe
         .cores = x->cpu > ps->cpu ? x->cpu : ps->cpu,
         .memory = x->memory > ps->rss ? x->memory : ps->rss,
         .runtime_usec = f->runtime_usec,
+        .cwd = f->cwd,
         .batch_partition = p->batch_partition ? p->batch_partition : "",
         .interactive_partition = p->interactive_partition ? p->interactive_partition : "",
     };

@@ -39,6 +39,7 @@ struct notice_facts {
     const struct proc_sample *proc;  /* the program concerned, or NULL */
     const char *user, *host;
     uint64_t runtime_usec;           /* how long proc has run */
+    const char *cwd;                 /* proc's working directory, or NULL */
     /* The partitions the lines name and keep within (slurm_advice.h);
      * NULL: the policy's batch_partition and interactive_partition. */
     const struct slurm_target *batch, *interactive;

@@ -103,6 +103,13 @@ static void add_resources(struct strbuf *b, const char *tool, const char *partit
     struct resources r = resources_of(in);
     strbuf_addf(b, " -c %u --mem=%s -t %s", r.cores, r.memory, r.time);
     resources_free(&r);
+    /* Where the program ran: the job runs there too, wherever the line
+     * is pasted. */
+    if (in->cwd && *in->cwd) {
+        char *d = shell_quote_word(in->cwd, strlen(in->cwd));
+        strbuf_addf(b, " -D %s", d);
+        free(d);
+    }
 }
 
 static char *command(const struct suggest_input *in)
@@ -134,7 +141,7 @@ char **suggest_sbatch_test_argv(const struct suggest_input *in)
     if (!cmd)
         return NULL;
     struct resources r = resources_of(in);
-    char **argv = xcalloc(12, sizeof(*argv));
+    char **argv = xcalloc(14, sizeof(*argv));
     size_t n = 0;
     argv[n++] = xstrdup("sbatch");
     argv[n++] = xstrdup("--test-only");
@@ -145,6 +152,10 @@ char **suggest_sbatch_test_argv(const struct suggest_input *in)
     argv[n++] = xasprintf("-c%u", r.cores);
     argv[n++] = xasprintf("--mem=%s", r.memory);
     argv[n++] = xasprintf("-t%s", r.time);
+    if (in->cwd && *in->cwd) {
+        argv[n++] = xstrdup("-D");
+        argv[n++] = xstrdup(in->cwd);
+    }
     argv[n++] = xstrdup("--wrap");
     argv[n++] = cmd; /* what sbatch gives /bin/sh, as the pasted line's */
     resources_free(&r);

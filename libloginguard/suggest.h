@@ -9,6 +9,7 @@
 struct suggest_input {
     const char *cmdline;   /* raw /proc/PID/cmdline */
     size_t cmdline_len;
+    const char *cwd;       /* its working directory (-D), or NULL */
     double cores;          /* observed, averaged */
     uint64_t memory;       /* bytes observed (RSS of the user / the program) */
     uint64_t runtime_usec; /* how long it has run so far */
@@ -20,7 +21,7 @@ struct suggest_input {
     uint64_t max_memory;   /* bytes */
 };
 
-/* "sbatch -p batch -c 4 --mem=6G -t 02:00:00 --wrap '...'", ready to paste
+/* "sbatch -p batch -c 4 --mem=6G -t 02:00:00 -D /dir --wrap '...'", ready to paste
  * into sh, bash or zsh.  Without a command line, the line ends before
  * --wrap. */
 char *suggest_sbatch(const struct suggest_input *in);

@@ -1,8 +1,11 @@
 #include "config.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "notice_build.h"
@@ -174,12 +177,40 @@ static uint64_t runtime_of(const struct notifier *nt, const struct proc_sample *
     return now > started ? now - started : 0;
 }
 
+/* Where the program runs, for the sbatch line's -D: /proc/PID/cwd while
+ * PID is still the user's ("" otherwise, or for a directory since
+ * removed). */
+static void process_cwd(const struct environment *env, pid_t pid, uid_t uid, char *buf,
+                        size_t len)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    buf[0] = '\0';
+    snprintf(path, sizeof(path), "%s/%d", env->proc, (int)pid);
+    int dir = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0)
+        return;
+    ssize_t n = -1;
+    if (fstat(dir, &st) == 0 && st.st_uid == uid)
+        n = readlinkat(dir, "cwd", buf, len - 1);
+    close(dir);
+    buf[n > 0 && (size_t)n < len - 1 ? n : 0] = '\0';
+    size_t got = strlen(buf);
+    if (buf[0] != '/' || (got >= 10 && strcmp(buf + got - 10, " (deleted)") == 0))
+        buf[0] = '\0';
+}
+
 static struct notice_facts facts_of(const struct notifier *nt, const struct decision *x,
                                     const struct snapshot *snap, enum notice_kind kind,
-                                    const char *user, const struct slurm_advice *adv)
+                                    const char *user, const struct slurm_advice *adv,
+                                    char *cwd, size_t cwd_len)
 {
     const struct proc_sample *ps = notice_process_for(x, snap, kind);
+    cwd[0] = '\0';
+    if (ps && ps->argv_len)
+        process_cwd(nt->env, ps->pid, x->uid, cwd, cwd_len);
     return (struct notice_facts){
+        .cwd = cwd,
         .policy = nt->policy,
         .decision = x,
         .kind = kind,
@@ -319,7 +350,8 @@ void notify_decision(const struct notifier *nt, const struct decision *x,
     }
     struct slurm_advice adv;
     slurm_advice_make(p, slurm_query_partitions(nt->slurm), &adv);
-    struct notice_facts f = facts_of(nt, x, snap, kind, user, &adv);
+    char cwd[PATH_MAX];
+    struct notice_facts f = facts_of(nt, x, snap, kind, user, &adv, cwd, sizeof(cwd));
     struct notice_values v;
     notice_values_build(&v, &f);
     if (start_check(nt, &f, &adv, &v, procs, x->uid, user, kind))

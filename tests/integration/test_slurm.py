@@ -152,7 +152,7 @@ class Slurm(lgtest.DaemonTestCase):
         body = self.login_notice(user)
         # The line Slurm took, sized within long's 8 hours; never the
         # refused default, never the group's partition.
-        self.assertIn("sbatch -p long -c 1 --mem=1G -t 01:00:00 --wrap ", body)
+        self.assertIn("sbatch -p long -c 1 --mem=1G -t 01:00:00 -D / --wrap ", body)
         self.assertIn("srun -p interactive ", body)
         self.assertNotIn("-p batch", body)
         self.assertNotIn("secret", body)

@@ -246,6 +246,20 @@ static void test_suggested_lines_keep_within_the_partition(void **state)
     s = suggest_sbatch(&in);
     assert_string_equal(s, "sbatch -p batch -c 4 --mem=1000M -t 2-00:00:00 --wrap 'sim --steps 9'");
     free(s);
+    /* The program's directory, whatever its name holds: the job runs
+     * there, wherever the line is pasted. */
+    in.cwd = "/home/al/run 1/it's $(x)";
+    s = suggest_sbatch(&in);
+    assert_non_null(strstr(s, " -t 2-00:00:00 -D '/home/al/run 1/it'\\''s $(x)' --wrap "));
+    free(s);
+    argv = suggest_sbatch_test_argv(&in);
+    assert_string_equal(argv[7], "-D");
+    assert_string_equal(argv[8], in.cwd);
+    assert_string_equal(argv[9], "--wrap");
+    suggest_argv_free(argv);
+    s = suggest_salloc(&in);
+    assert_non_null(strstr(s, " -D '/home/al/run 1/it'\\''s $(x)' --pty sim --steps 9"));
+    free(s);
     in.cmdline_len = 0;
     assert_null(suggest_sbatch_test_argv(&in));
 }

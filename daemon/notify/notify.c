@@ -272,7 +272,9 @@ static bool start_check(const struct notifier *nt, const struct notice_facts *f,
 {
     struct notice_jobs *jobs = nt->jobs;
     struct suggest_input in;
-    if (!nt->slurm || !nt->slurm->enabled || !nt->slurm->sbatch[0] ||
+    /* The last query failed (slurmctld down, say): sbatch would only wait
+     * for it until the deadline, and the notice with it. */
+    if (!nt->slurm || !nt->slurm->enabled || !nt->slurm->sbatch[0] || nt->slurm->error[0] ||
         jobs->check_count == SLURM_CHECKS_MAX || !notice_suggest_input(f, NULL, &in))
         return false;
     struct slurm_check *c = &jobs->checks[jobs->check_count];
@@ -301,6 +303,18 @@ static bool start_check(const struct notifier *nt, const struct notice_facts *f,
         memcpy(c->procs.procs, procs->procs, procs->count * sizeof(*procs->procs));
     jobs->check_count++;
     return true;
+}
+
+/* A notice sent without a check while Slurm is in use says why. */
+static json_t *unchecked_why(const struct notifier *nt)
+{
+    if (!nt->slurm || !nt->slurm->enabled)
+        return NULL;
+    const char *why = nt->slurm->error[0] ? nt->slurm->error
+                      : !nt->slurm->sbatch[0] ? "no sbatch on the daemon's PATH"
+                                              : "no line to check, or too many checks at once";
+    return json_pack("{s:s, s:o}", "outcome", "unchecked", "why",
+                     json_from_bytes(why, strlen(why)));
 }
 
 /* Slurm has answered (or the check's time is up): the notice goes out
@@ -356,7 +370,9 @@ void notify_decision(const struct notifier *nt, const struct decision *x,
     notice_values_build(&v, &f);
     if (start_check(nt, &f, &adv, &v, procs, x->uid, user, kind))
         return; /* sent when Slurm has answered (finish_check) */
-    send_values(nt, x->uid, user, kind, &v, procs, NULL);
+    json_t *unchecked = unchecked_why(nt);
+    send_values(nt, x->uid, user, kind, &v, procs, unchecked);
+    json_decref(unchecked);
     notice_values_free(&v);
 }
 

@@ -26,7 +26,7 @@
 
 #define SLURM_QUERY_TIMEOUT_USEC (10 * USEC_PER_SEC)
 /* A refresh more often than this is taken as this. */
-#define SLURM_REFRESH_MIN_USEC (30 * USEC_PER_SEC)
+#define SLURM_REFRESH_MIN_USEC (10 * USEC_PER_SEC)
 
 struct slurm_query {
     bool enabled;                     /* scontrol found (or slurm = yes) */

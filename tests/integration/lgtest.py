@@ -5,9 +5,11 @@ Everything here is real: real users (lgtest*, made and removed here),
 real processes, the real daemon reading the real /proc.  Nothing is
 mocked.  Tests need root; without it they exit 77 (automake's "skip")."""
 
+import errno
 import fcntl
 import json
 import os
+import pty
 import pwd
 import shutil
 import signal
@@ -135,9 +137,10 @@ class Processes:
         self.procs = []
         self.uids = set()
 
-    def start(self, argv, user=None, tty=None, stdout=subprocess.DEVNULL):
-        """argv as user; with tty (a terminal's path) that terminal is its
-        controlling terminal and its standard input, output and error."""
+    def start(self, argv, user=None, tty=None, stdout=subprocess.DEVNULL, cwd="/"):
+        """argv as user, in cwd; with tty (a terminal's path) that terminal
+        is its controlling terminal and its standard input, output and
+        error."""
         def become():
             os.setsid()
             if tty is not None:
@@ -151,7 +154,7 @@ class Processes:
                 os.setresgid(user.pw_gid, user.pw_gid, user.pw_gid)
                 os.setresuid(user.pw_uid, user.pw_uid, user.pw_uid)
         p = subprocess.Popen(argv, preexec_fn=become, stdin=subprocess.DEVNULL,
-                             stdout=stdout, cwd="/")
+                             stdout=stdout, cwd=cwd)
         self.procs.append(p)
         if user is not None:
             self.uids.add(user.pw_uid)
@@ -398,6 +401,36 @@ def write_rules(workdir, rules):
     os.makedirs(f"{workdir}/rules.d", exist_ok=True)
     with open(f"{workdir}/rules.d/test.rules", "w") as f:
         f.write("".join(json.dumps(r) + "\n" for r in rules))
+
+
+def user_pty(case, user):
+    """A terminal of user's own, as login would give them: its master
+    (non-blocking, closed after case) and the path of its slave."""
+    master, slave = pty.openpty()
+    path = os.ttyname(slave)
+    os.close(slave)
+    os.chown(path, user.pw_uid, user.pw_gid)
+    os.chmod(path, 0o620)
+    os.set_blocking(master, False)
+    case.addCleanup(os.close, master)
+    return master, path
+
+
+def read_terminal(master, until, timeout):
+    """What the terminal shows once until (bytes) is on it."""
+    text = b""
+    def more():
+        nonlocal text
+        try:
+            text += os.read(master, 65536)
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EIO):
+                raise
+        return until in text
+    wait_for(more, timeout, f"{until!r} on the terminal")
+    # The daemon writes CR LF (a terminal in raw mode needs the CR), and
+    # the pty adds its own CR; a terminal shows, and copies, neither.
+    return text.decode("utf-8", "replace").replace("\r", "")
 
 
 class Fixture:

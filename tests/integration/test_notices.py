@@ -5,11 +5,9 @@ acceptance).  The desktop channel's own tests are in
 test_notify_channels.py; its wiring is the same as the others'."""
 
 import email
-import errno
 import io
 import json
 import os
-import pty
 import shlex
 import struct
 import subprocess
@@ -77,33 +75,6 @@ class Notices(lgtest.DaemonTestCase):
             f.write("Subject: {program} was stopped on {host}\n\n"
                     "SITE TEMPLATE: {program} ({pid}) is not allowed here. {action}.\n")
 
-    def user_pty(self, user):
-        """A terminal of the user's own, as login would give them."""
-        master, slave = pty.openpty()
-        path = os.ttyname(slave)
-        os.close(slave)
-        os.chown(path, user.pw_uid, user.pw_gid)
-        os.chmod(path, 0o620)
-        os.set_blocking(master, False)
-        self.addCleanup(os.close, master)
-        return master, path
-
-    @staticmethod
-    def read_terminal(master, until, timeout):
-        text = b""
-        def more():
-            nonlocal text
-            try:
-                text += os.read(master, 65536)
-            except OSError as e:
-                if e.errno not in (errno.EAGAIN, errno.EIO):
-                    raise
-            return until in text
-        wait_for(more, timeout, f"{until!r} on the terminal")
-        # The daemon writes CR LF (a terminal in raw mode needs the CR), and
-        # the pty adds its own CR; a terminal shows, and copies, neither.
-        return text.decode("utf-8", "replace").replace("\r", "")
-
     def mails_to(self, address):
         mails = []
         for name in sorted(os.listdir(f"{self.workdir}/mail")):
@@ -127,14 +98,14 @@ class Notices(lgtest.DaemonTestCase):
 
     def test_throttled_user_reads_the_notice_on_their_terminal(self):
         user = self.users.add("lgtest20")
-        master, tty = self.user_pty(user)
+        master, tty = lgtest.user_pty(self, user)
         hog = self.procs.start([self.spin, "2", "1", "300"] + HOSTILE_ARGS, user, tty=tty)
         with open(f"/proc/{hog.pid}/cmdline", "rb") as f:
             argv = f.read()
         violation = self.daemon.wait_event(FLAG_TIMEOUT, event="violation", uid=user.pw_uid)
         self.daemon.wait_event(HANG, event="notice", channel="tty", outcome="sent",
                                uid=user.pw_uid)
-        text = self.read_terminal(master, b"sbatch", HANG)
+        text = lgtest.read_terminal(master, b"sbatch", HANG)
         until = time.strftime("%H:%M", time.localtime(lgtest.iso_to_epoch(violation["until"])))
         for expected in ("spin", str(hog.pid), f"{THROTTLE:g} core", until, "-p compute",
                          "-p debug", "https://hpc.example.org/login-nodes"):

@@ -186,11 +186,14 @@ class Slurm(lgtest.DaemonTestCase):
         self.assertIn("Unable to contact slurm controller", s["error"])
         self.assertEqual(len(s["partitions"]), 4, "the last good answer is kept")
         self.assertIn("slurm: the last query failed", self.daemon.ctl("status"))
-        # Notices still go out, sized to the last answer.
+        # Notices still go out at once, on the last answer, unchecked:
+        # sbatch would only wait for the controller.
         user = self.users.add("lgtest56")
         event = self.run_hog(user)
-        self.assertIn(event["slurm_check"]["outcome"], ("accepted",), event)
-        self.assertIn("sbatch -p long", self.login_notice(user))
+        self.assertEqual(event["slurm_check"]["outcome"], "unchecked", event)
+        self.assertIn("Unable to contact slurm controller", event["slurm_check"]["why"])
+        self.assertIn("sbatch -p batch -c 1 --mem=1G -t 01:00:00", self.login_notice(user))
+        self.assertEqual(self.sbatch_calls(user), [])
 
     def test_a_hung_scontrol_delays_no_sample(self):
         self.answered()

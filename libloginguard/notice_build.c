@@ -152,6 +152,15 @@ static char *action_text(const struct notice_facts *f, const struct level *l)
     }
 }
 
+/* The sampler keeps a command line without the kernel's final NUL, so
+ * that "prog\0" is prog with an empty last argument; the quoting takes a
+ * final NUL as the end of the last word, as the kernel writes it.  A
+ * command line kept whole is given back its NUL (the byte after it). */
+static size_t argv_bytes(const struct proc_sample *ps)
+{
+    return ps->argv_len + (ps->argv_total <= ps->argv_len);
+}
+
 static void add_program(struct notice_values *v, const struct notice_facts *f)
 {
     const struct proc_sample *ps = f->proc;
@@ -163,8 +172,9 @@ static void add_program(struct notice_values *v, const struct notice_facts *f)
     }
     add(v, "program", false, xstrdup(ps->comm));
     bool elided;
-    char *shown = ps->argv_len ? shell_quote_argv(ps->argv, ps->argv_len, COMMAND_SHOWN, &elided)
-                               : xstrdup(ps->comm);
+    char *shown = ps->argv_len
+                      ? shell_quote_argv(ps->argv, argv_bytes(ps), COMMAND_SHOWN, &elided)
+                      : xstrdup(ps->comm);
     add(v, "command", false, shown);
     addf(v, "pid", "%d", (int)ps->pid);
 }
@@ -179,7 +189,7 @@ bool notice_suggest_input(const struct notice_facts *f, const struct slurm_targe
         return false;
     *in = (struct suggest_input){
         .cmdline = ps->argv,
-        .cmdline_len = ps->argv_len,
+        .cmdline_len = argv_bytes(ps),
         .cores = x->cpu > ps->cpu ? x->cpu : ps->cpu,
         .memory = x->memory > ps->rss ? x->memory : ps->rss,
         .runtime_usec = f->runtime_usec,

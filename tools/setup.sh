@@ -13,7 +13,10 @@ set -eu
 # the Debian VM of the system tests (make check-vm, tests/vm/).  postgresql
 # is there for its server programs (initdb, pg_ctl): the cluster tests start
 # a server of their own in a temporary directory; the package's own cluster
-# is neither started nor enabled.
+# is neither started nor enabled.  Slurm (slurmctld, slurmd, its clients) and
+# munge are there for the tests that run a Slurm of their own
+# (tests/integration/slurmserver.py); their services are neither started
+# nor enabled either.
 PACKAGES="
   build-essential g++ autoconf automake libtool libtool-bin pkg-config
   libjansson-dev libcgroup-dev cgroup-tools libsystemd-dev
@@ -24,6 +27,7 @@ PACKAGES="
   prometheus
   libcairo2-dev chromium
   libpq-dev postgresql
+  slurmctld slurmd slurm-client munge
   qemu-system-x86 qemu-utils mmdebstrap e2fsprogs busybox-static openssh-client cpio
   debhelper dpkg-dev fakeroot lintian
 "
@@ -51,7 +55,7 @@ if [ -n "$missing" ]; then
     # shellcheck disable=SC2086
     apt-get install -q -y --no-install-recommends $missing
     # Nor enabled for the next boot.
-    for service in prometheus postgresql; do
+    for service in prometheus postgresql munge slurmctld slurmd; do
         case " $missing " in
         *" $service "*)
             if command -v deb-systemd-helper >/dev/null; then

@@ -272,9 +272,7 @@ static bool start_check(const struct notifier *nt, const struct notice_facts *f,
 {
     struct notice_jobs *jobs = nt->jobs;
     struct suggest_input in;
-    /* The last query failed (slurmctld down, say): sbatch would only wait
-     * for it until the deadline, and the notice with it. */
-    if (!nt->slurm || !nt->slurm->enabled || !nt->slurm->sbatch[0] || nt->slurm->error[0] ||
+    if (!nt->slurm || !nt->slurm->enabled || !nt->slurm->sbatch[0] ||
         jobs->check_count == SLURM_CHECKS_MAX || !notice_suggest_input(f, NULL, &in))
         return false;
     struct slurm_check *c = &jobs->checks[jobs->check_count];
@@ -291,6 +289,10 @@ static bool start_check(const struct notifier *nt, const struct notice_facts *f,
     c->uid = uid;
     c->kind = kind;
     c->user = xstrdup(user ? user : "");
+    /* The last query failed (slurmctld down, say): sbatch would only wait
+     * for it until the deadline, and the notice with it. */
+    if (nt->slurm->error[0])
+        c->groups_only = xstrdup(nt->slurm->error);
     if (slurm_check_start(c, nt->slurm->sbatch, env_boottime(nt->env)) < 0) {
         slurm_check_free(c);
         return false;
@@ -305,14 +307,14 @@ static bool start_check(const struct notifier *nt, const struct notice_facts *f,
     return true;
 }
 
-/* A notice sent without a check while Slurm is in use says why. */
-static json_t *unchecked_why(const struct notifier *nt)
+/* A line offered without a check while Slurm is in use says why. */
+static json_t *unchecked_why(const struct notifier *nt, const struct notice_facts *f)
 {
-    if (!nt->slurm || !nt->slurm->enabled)
+    struct suggest_input in;
+    if (!nt->slurm || !nt->slurm->enabled || !notice_suggest_input(f, NULL, &in))
         return NULL;
-    const char *why = nt->slurm->error[0] ? nt->slurm->error
-                      : !nt->slurm->sbatch[0] ? "no sbatch on the daemon's PATH"
-                                              : "no line to check, or too many checks at once";
+    const char *why = !nt->slurm->sbatch[0] ? "no sbatch on the daemon's PATH"
+                                            : "too many checks under way";
     return json_pack("{s:s, s:o}", "outcome", "unchecked", "why",
                      json_from_bytes(why, strlen(why)));
 }
@@ -370,7 +372,7 @@ void notify_decision(const struct notifier *nt, const struct decision *x,
     notice_values_build(&v, &f);
     if (start_check(nt, &f, &adv, &v, procs, x->uid, user, kind))
         return; /* sent when Slurm has answered (finish_check) */
-    json_t *unchecked = unchecked_why(nt);
+    json_t *unchecked = unchecked_why(nt, &f);
     send_values(nt, x->uid, user, kind, &v, procs, unchecked);
     json_decref(unchecked);
     notice_values_free(&v);

@@ -133,6 +133,10 @@ static int check_main(void *arg)
             dprintf(STDOUT_FILENO, "group %zu\n", i);
             continue;
         }
+        if (c->groups_only) {
+            dprintf(STDOUT_FILENO, "allowed %zu\n", i);
+            break;
+        }
         int rc = run_sbatch(r->sbatch, c->batch[i].argv, said, sizeof(said));
         if (rc == 0) {
             dprintf(STDOUT_FILENO, "ok %zu\n", i);
@@ -175,7 +179,7 @@ static long index_after(const char *line, const char *word, size_t count, const 
 void slurm_check_verdict(const struct slurm_check *c, enum child_result result, int status,
                          uint64_t now, struct slurm_verdict *v)
 {
-    long ok = -1, inter = -1;
+    long ok = -1, allowed = -1, inter = -1;
     struct strbuf said = {0};
     char *text = xstrdup(c->child.output ? c->child.output : "");
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
@@ -184,6 +188,8 @@ void slurm_check_verdict(const struct slurm_check *c, enum child_result result, 
         long i;
         if ((i = index_after(line, "ok", c->batch_count, &rest)) >= 0 && ok < 0)
             ok = i;
+        else if ((i = index_after(line, "allowed", c->batch_count, &rest)) >= 0 && allowed < 0)
+            allowed = i;
         else if ((i = index_after(line, "interactive", c->interactive_count, &rest)) >= 0)
             inter = i;
         else if ((i = index_after(line, "refused", c->batch_count, &rest)) >= 0)
@@ -193,9 +199,13 @@ void slurm_check_verdict(const struct slurm_check *c, enum child_result result, 
                         c->batch[i].partition);
     }
     bool ran = result == CHILD_EXITED && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    const char *outcome = ok >= 0 ? "accepted" : result == CHILD_TIMED_OUT ? "timed_out"
-                                               : ran                       ? "refused"
-                                                                           : "failed";
+    const char *outcome = ok >= 0             ? "accepted"
+                          : allowed >= 0      ? "unchecked"
+                          : result == CHILD_TIMED_OUT ? "timed_out"
+                          : ran               ? "refused"
+                                              : "failed";
+    if (allowed >= 0)
+        ok = allowed; /* the user's groups may use it; Slurm was not asked */
     memset(v, 0, sizeof(*v));
     if (ok >= 0 || !ran) { /* accepted, or not checked: offered as built */
         v->sbatch = c->batch[ok >= 0 ? ok : 0].text;
@@ -208,6 +218,9 @@ void slurm_check_verdict(const struct slurm_check *c, enum child_result result, 
                          (json_int_t)((now - c->started) / 1000));
     if (ok >= 0)
         json_object_set_new(v->event, "partition", json_string(c->batch[ok].partition));
+    if (c->groups_only)
+        json_object_set_new(v->event, "why", json_from_bytes(c->groups_only,
+                                                             strlen(c->groups_only)));
     const char *words = v->said ? v->said : said.s;
     if (words && words[0])
         json_object_set_new(v->event, "said", json_from_bytes(words, strlen(words)));
@@ -222,6 +235,7 @@ void slurm_check_free(struct slurm_check *c)
 {
     free(c->child.output);
     free(c->user);
+    free(c->groups_only);
     notice_values_free(&c->values);
     proc_table_free(&c->procs);
     for (size_t i = 0; i < c->batch_count; i++)

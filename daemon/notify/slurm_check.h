@@ -8,11 +8,13 @@
  * accounts, a partition renamed or gone, a request the nodes cannot
  * meet.  One that Slurm refuses is never offered as the thing to run:
  * the notice says what Slurm said instead.  The child has a deadline
- * (SLURM_CHECK_TIMEOUT_USEC; slurmctld down or slow); past it the line
- * is offered unchecked, and the notice event says so.
+ * (SLURM_CHECK_TIMEOUT_USEC; slurmctld slow); past it the line is
+ * offered unchecked, and the notice event says so.  While Slurm does not
+ * answer at all (the last query failed), the child only passes over the
+ * partitions the user's groups may not use: sbatch would only wait.
  *
  * The child writes one line per candidate on its stdout:
- *   "ok I", "refused I TEXT", "group I", "interactive J"
+ *   "ok I", "refused I TEXT", "group I", "allowed I", "interactive J"
  * (I, J: the candidate's index; TEXT: Slurm's words, one line). */
 #ifndef LOGINGUARD_SLURM_CHECK_H
 #define LOGINGUARD_SLURM_CHECK_H
@@ -50,6 +52,7 @@ struct slurm_check {
     struct proc_table procs;          /* the user's, for the tty channel */
     struct slurm_line batch[SLURM_CANDIDATES_MAX], interactive[SLURM_CANDIDATES_MAX];
     size_t batch_count, interactive_count;
+    char *groups_only;                /* why sbatch is not asked (malloc'd), or NULL */
 };
 
 /* What the check found: the lines to offer, and the notice event's

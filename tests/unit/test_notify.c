@@ -102,6 +102,29 @@ static void test_throttle_values_have_the_numbers(void **state)
  * command line was read (in the VM, the hog's own short-lived helper): a
  * warning or throttle notice is about the busiest with a command line, so
  * its sbatch line runs the job; a stop notice names the process stopped. */
+/* An empty last argument is an argument: kept as the sampler keeps a
+ * command line (no final NUL), it is in the command and the line. */
+static void test_an_empty_last_argument_is_kept(void **state)
+{
+    (void)state;
+    struct policy p;
+    policy_init_defaults(&p);
+    static char argv[] = "prog\0x\0";
+    struct proc_sample ps = {.pid = 7, .comm = "prog", .argv = argv,
+                             .argv_len = sizeof(argv) - 1, .argv_total = sizeof(argv) - 1,
+                             .cpu = 1};
+    struct decision x = {.kind = DECISION_VIOLATION, .level_after = 1, .cpu = 1,
+                         .proc_count = 1};
+    struct notice_facts f = {.policy = &p, .decision = &x, .kind = NOTICE_THROTTLED, .proc = &ps,
+                             .user = "alice", .host = "login1"};
+    struct notice_values v;
+    notice_values_build(&v, &f);
+    assert_string_equal(value(&v, "command"), "prog x ''");
+    assert_non_null(strstr(value(&v, "sbatch"), " --wrap \"prog x ''\""));
+    notice_values_free(&v);
+    policy_free(&p);
+}
+
 static void test_notice_is_about_a_process_with_a_command_line(void **state)
 {
     (void)state;
@@ -281,6 +304,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kind_follows_the_level),
         cmocka_unit_test(test_throttle_values_have_the_numbers),
+        cmocka_unit_test(test_an_empty_last_argument_is_kept),
         cmocka_unit_test(test_notice_is_about_a_process_with_a_command_line),
         cmocka_unit_test(test_release_has_no_program_lines),
         cmocka_unit_test(test_rate_limit_is_per_user_and_kind),

@@ -88,7 +88,7 @@ static void test_time_forms(void **state)
     } good[] = {
         {"UNLIMITED", 0}, {"INFINITE", 0}, {"NONE", 0}, {"30", 1800}, {"30:15", 1815},
         {"01:00:00", 3600}, {"2-00:00:00", 172800}, {"1-12", 129600}, {"1-12:30", 131400},
-        {"0-00:00:05", 5},
+        {"0-00:00:05", 5}, {"365-00:00:00", 365 * 86400}, {"525600", 365 * 86400},
     };
     for (size_t k = 0; k < sizeof(good) / sizeof(good[0]); k++) {
         uint64_t t = 99;
@@ -96,7 +96,9 @@ static void test_time_forms(void **state)
         assert_int_equal(t, good[k].seconds);
     }
     static const char *const bad[] = {"", "-", "1-", "a", "1:2:3:4", "1::2", "-5",
-                                       "9999-00:00:00", "1234567890", "01:00:00x", " 5"};
+                                       "9999-00:00:00", "1234567890", "01:00:00x", " 5",
+                                       /* a year is the most: 366 days, however written */
+                                       "365-24", "8784:00:00", "365-00:00:01"};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
         uint64_t t;
         assert_int_equal(slurm_time_parse(bad[k], &t), -1);
@@ -106,6 +108,17 @@ static void test_time_forms(void **state)
     assert_string_equal(out, "01:00:00");
     slurm_time_format(2 * 86400 + 3661, out, sizeof(out));
     assert_string_equal(out, "2-01:01:01");
+    slurm_time_format(0, out, sizeof(out));
+    assert_string_equal(out, "00:00:00");
+    slurm_time_format(86400, out, sizeof(out));
+    assert_string_equal(out, "1-00:00:00");
+    /* Whatever is read, written back, reads again as itself (up to a year). */
+    for (uint64_t t = 0; t <= 365 * 86400; t += 86399) {
+        uint64_t back = 1;
+        slurm_time_format(t, out, sizeof(out));
+        assert_int_equal(slurm_time_parse(out, &back), 0);
+        assert_int_equal(back, t);
+    }
 }
 
 static void test_not_slurm_is_an_error_with_its_line(void **state)

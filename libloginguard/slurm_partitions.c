@@ -197,13 +197,17 @@ static const char *parse_word(struct slurm_partition *p, const char *key, const 
     return NULL; /* a key of no use here */
 }
 
+/* Between words: Slurm writes spaces (two after CpuBind=); a CR is taken
+ * as one too, so CR LF text (a copy, a wrapper) loses nothing after it. */
+#define WORD_BREAK " \t\r"
+
 /* One line, NUL-ended and cut into words in place. */
 static int parse_line(char *line, struct slurm_partition *p, char *why, size_t why_len)
 {
     memset(p, 0, sizeof(*p));
     p->allow_groups.all = p->allow_accounts.all = true; /* what Slurm means by no such key */
-    for (char *save = NULL, *word = strtok_r(line, " \t", &save); word;
-         word = strtok_r(NULL, " \t", &save)) {
+    for (char *save = NULL, *word = strtok_r(line, WORD_BREAK, &save); word;
+         word = strtok_r(NULL, WORD_BREAK, &save)) {
         char *eq = strchr(word, '=');
         if (!eq) {
             snprintf(why, why_len, "\"%.40s\" is not Key=Value", word);
@@ -256,7 +260,6 @@ int slurm_partitions_parse(const char *text, size_t len, struct slurm_partitions
         if (!blank && !why[0]) {
             out->items = grow_array(out->items, out->count, &capacity, sizeof(*out->items));
             struct slurm_partition *p = &out->items[out->count++];
-            line[strcspn(line, "\r")] = '\0';
             parse_line(line, p, why, sizeof(why)); /* a failed one is freed below */
         }
         free(line);

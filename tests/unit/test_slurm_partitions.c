@@ -141,6 +141,11 @@ static void test_not_slurm_is_an_error_with_its_line(void **state)
     assert_int_equal(ps.count, 1);
     assert_true(ps.items[0].allow_groups.all);
     slurm_partitions_free(&ps);
+    /* A CR inside a line separates words: what follows it is read. */
+    assert_int_equal(parse("PartitionName=a\rState=UP\n", &ps, err), 0);
+    assert_string_equal(ps.items[0].name, "a");
+    assert_true(ps.items[0].up);
+    slurm_partitions_free(&ps);
 }
 
 static void test_bounds(void **state)

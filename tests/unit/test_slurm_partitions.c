@@ -121,6 +121,27 @@ static void test_slurm_22_05(void **state)
     assert_fixture("22.05/scontrol-show-partition-oneliner.txt", want, 4);
 }
 
+/* Later Slurms print words 22.05 did not (MaxCPUsPerSocket=, NodeSets=,
+ * PowerDownOnIdle=, ExclusiveTopo=, TRESBillingWeights=): passed over. */
+static void test_slurm_23_02_to_23_11(void **state)
+{
+    (void)state;
+    /* Memory limited per CPU (DefMemPerCPU=), so none per node. */
+    static const struct expect want[] = {
+        {"a3mega", true, true, false, false, NULL, 0, 0, 0, 0, "ALL", "ALL", ""},
+    };
+    assert_fixture("23.02-23.11/scontrol-show-partition-oneliner.txt", want, 1);
+}
+
+static void test_slurm_24_05_to_24_11(void **state)
+{
+    (void)state;
+    static const struct expect want[] = {
+        {"public-gpu", true, false, false, false, NULL, 2 * DAY, 2 * 60, 0, 0, "ALL", "ALL", ""},
+    };
+    assert_fixture("24.05-24.11/scontrol-show-partition-oneliner.txt", want, 1);
+}
+
 /* Without --oneliner a partition's words go on over indented lines: not
  * read, and the error says where. */
 static void test_slurm_22_05_without_oneliner(void **state)
@@ -297,6 +318,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slurm_22_05),
         cmocka_unit_test(test_slurm_22_05_without_oneliner),
+        cmocka_unit_test(test_slurm_23_02_to_23_11),
+        cmocka_unit_test(test_slurm_24_05_to_24_11),
         cmocka_unit_test(test_time_forms),
         cmocka_unit_test(test_not_slurm_is_an_error_with_its_line),
         cmocka_unit_test(test_bounds),

@@ -8,7 +8,11 @@
 #include "slurm_partitions.h"
 #include "util.h"
 
-#define MAX_DAYS 365
+/* The longest time read: a year.  The bound is on the sum, not on D, so
+ * that whatever is accepted is written back by slurm_time_format in a form
+ * accepted again ("365-24" is 366 days, printed "366-00:00:00").  Parts of
+ * at most 9 digits keep the sum far from overflowing. */
+#define MAX_SECONDS (UINT64_C(365) * 86400)
 #define MB (UINT64_C(1) << 20)
 
 /* A decimal number of at most 9 digits: the whole of [s, s+len). */
@@ -52,7 +56,7 @@ int slurm_time_parse(const char *s, uint64_t *seconds)
     if (dash && !small_number(s, (size_t)(dash - s), &days))
         return -1;
     int n = clock_parts(dash ? dash + 1 : s, p);
-    if (n < 0 || days > MAX_DAYS)
+    if (n < 0)
         return -1;
     uint64_t t;
     if (dash) /* D-HH, D-HH:MM, D-HH:MM:SS */
@@ -61,7 +65,7 @@ int slurm_time_parse(const char *s, uint64_t *seconds)
         t = p[0] * 3600 + p[1] * 60 + p[2];
     else /* MM, MM:SS */
         t = p[0] * 60 + (n > 1 ? p[1] : 0);
-    if (t > (uint64_t)(MAX_DAYS + 1) * 86400)
+    if (t > MAX_SECONDS)
         return -1;
     *seconds = t;
     return 0;
@@ -193,13 +197,17 @@ static const char *parse_word(struct slurm_partition *p, const char *key, const 
     return NULL; /* a key of no use here */
 }
 
+/* Between words: Slurm writes spaces (two after CpuBind=); a CR is taken
+ * as one too, so CR LF text (a copy, a wrapper) loses nothing after it. */
+#define WORD_BREAK " \t\r"
+
 /* One line, NUL-ended and cut into words in place. */
 static int parse_line(char *line, struct slurm_partition *p, char *why, size_t why_len)
 {
     memset(p, 0, sizeof(*p));
     p->allow_groups.all = p->allow_accounts.all = true; /* what Slurm means by no such key */
-    for (char *save = NULL, *word = strtok_r(line, " \t", &save); word;
-         word = strtok_r(NULL, " \t", &save)) {
+    for (char *save = NULL, *word = strtok_r(line, WORD_BREAK, &save); word;
+         word = strtok_r(NULL, WORD_BREAK, &save)) {
         char *eq = strchr(word, '=');
         if (!eq) {
             snprintf(why, why_len, "\"%.40s\" is not Key=Value", word);
@@ -252,7 +260,6 @@ int slurm_partitions_parse(const char *text, size_t len, struct slurm_partitions
         if (!blank && !why[0]) {
             out->items = grow_array(out->items, out->count, &capacity, sizeof(*out->items));
             struct slurm_partition *p = &out->items[out->count++];
-            line[strcspn(line, "\r")] = '\0';
             parse_line(line, p, why, sizeof(why)); /* a failed one is freed below */
         }
         free(line);

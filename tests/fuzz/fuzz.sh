@@ -91,7 +91,7 @@ compile() {
 # The libraries: every source but the daemon's main().
 objs=""
 running=0
-for src in "$top_srcdir"/libloginguard/*.c "$top_srcdir"/libloginguard/*.cc "$top_srcdir"/daemon/*.c \
+for src in "$top_srcdir"/libloginguard/*.c "$top_srcdir"/libloginguard/*.cc "$top_srcdir"/daemon/*/*.c \
     "$fuzzdir/fuzzutil.c"; do
     case $src in */loginguardd.c) continue ;; esac
     base=${src##*/}

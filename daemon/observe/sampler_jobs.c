@@ -17,8 +17,10 @@
  * What this costs a user cannot make large: the cgroup file is read where
  * the sampler read a process anyway (its first sight, an exec, a stray's
  * place); a parent is read only when the table says it is a job's (its
- * start time, one pread) or at a child's first sight, when it is root's;
- * Slurm's step daemon alone (root's) costs its status, exe and title. */
+ * start time, one pread), or at a child's first sight or exec when the
+ * table does not know it or it is root's; Slurm's step daemon alone
+ * (root's) costs its status, exe and title.  A sweep asks the table once
+ * a process, and reads the job's processes. */
 
 #include "config.h"
 
@@ -143,6 +145,27 @@ static void set_job(struct sampler *s, struct tracked_proc *t, uint32_t job, boo
         t->outside = t->suspect = t->arrived = false;
 }
 
+/* t's parent read now into t->ppid; false when t is gone. */
+static bool reread_parent(const struct sampler *s, struct tracked_proc *t)
+{
+    struct proc_stat st;
+    if (!stat_now(s, t->pid, &st) || st.start_time != t->start_time)
+        return false;
+    t->ppid = st.ppid;
+    return true;
+}
+
+/* t's job by its parent.  To join one, t's parent is read again: one
+ * known from an older reading may have ended since (t reparented) and
+ * left its pid to a job's process. */
+static void place_by_parent(struct sampler *s, struct tracked_proc *t, bool look)
+{
+    uint32_t job = job_of_parent(s, t, look);
+    if (job && !t->slurm_job)
+        job = reread_parent(s, t) ? job_of_parent(s, t, look) : 0;
+    set_job(s, t, job, true);
+}
+
 /* cgroup: the text of t's /proc/PID/cgroup (len bytes). */
 void place_job(struct sampler *s, struct tracked_proc *t, const char *cgroup, size_t len,
                bool look)
@@ -151,7 +174,7 @@ void place_job(struct sampler *s, struct tracked_proc *t, const char *cgroup, si
     if (job > 0)
         set_job(s, t, (uint32_t)job, false);
     else
-        set_job(s, t, job_of_parent(s, t, look), true);
+        place_by_parent(s, t, look);
 }
 
 /* At a sweep (t's parent as last read): a job's process by its parent
@@ -159,9 +182,39 @@ void place_job(struct sampler *s, struct tracked_proc *t, const char *cgroup, si
  * whose parent the table did not know at its first sight may be one. */
 void recheck_job(struct sampler *s, struct tracked_proc *t)
 {
-    if (t->ignored || (t->slurm_job && !t->job_by_tree))
-        return;
-    set_job(s, t, job_of_parent(s, t, false), true);
+    if (!t->ignored && !(t->slurm_job && !t->job_by_tree))
+        place_by_parent(s, t, false);
+}
+
+/* Whether the table knows t's parent as a job's process, or as a
+ * slurmstepd of root's (as recheck_job found it this sweep). */
+static bool parent_in_job(const struct sampler *s, const struct tracked_proc *t)
+{
+    const struct tracked_proc *p = lookup_proc(s, t->ppid);
+    if (!p)
+        return false;
+    return p->ignored ? p->uid == 0 && strcmp(p->comm, SLURM_STEPD_COMM) == 0 : p->slurm_job;
+}
+
+/* Processes that left a job leave it with all they started: after the
+ * sweep's rechecks, a job's process by its parent whose parent is no
+ * job's now leaves too, whatever order the table holds a chain of them
+ * in.  Passes over the table alone, at most JOB_SETTLE_PASSES (the rest
+ * of a longer chain leaves at the next sweeps). */
+#define JOB_SETTLE_PASSES 16
+
+void settle_jobs(struct sampler *s)
+{
+    bool changed = true;
+    for (int pass = 0; changed && pass < JOB_SETTLE_PASSES; pass++) {
+        changed = false;
+        KNOWN_FOR_EACH(&s->known, t) {
+            if (!t->ignored && t->job_by_tree && !parent_in_job(s, t)) {
+                set_job(s, t, 0, true);
+                changed = true;
+            }
+        }
+    }
 }
 
 /* One process's share of a person's Slurm figures. */

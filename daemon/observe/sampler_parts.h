@@ -46,6 +46,7 @@ void count_jobs(struct sampler *s);
 void place_job(struct sampler *s, struct tracked_proc *t, const char *cgroup, size_t len,
                bool look);
 void recheck_job(struct sampler *s, struct tracked_proc *t);
+void settle_jobs(struct sampler *s);
 /* sampler_read.c */
 struct tracked_proc *discover_proc(struct sampler *s, pid_t pid, uint64_t now, uint64_t interval);
 pid_t first_proc_pid(struct sampler *s);

@@ -93,6 +93,7 @@ static void sweep_jobs(struct sampler *s, uint64_t now)
             recheck_job(s, t);
         }
     }
+    settle_jobs(s);
     count_jobs(s);
 }
 

@@ -506,6 +506,8 @@ static void test_slurm_job_by_tree(void **state)
     add_stepd(f, 4601, 0, "0\t0\t0\t0", roots, "slurmstepd: [88.0]");
     add_child(f, 4602, 4601, 2601, "bash");
     add_child(f, 4603, 4602, 2601, "sim");
+    add_child(f, 4605, 4603, 2601, "sim"); /* a chain the table holds out of order */
+    add_child(f, 4604, 4605, 2601, "sim");
     add_stepd(f, 4611, 2601, "2601\t2601\t2601\t2601", roots, "slurmstepd: [89.0]");
     add_child(f, 4612, 4611, 2601, "sim");
     add_stepd(f, 4621, 0, "2601\t0\t0\t0", roots, "slurmstepd: [90.0]");
@@ -520,6 +522,8 @@ static void test_slurm_job_by_tree(void **state)
     sample_after(f, 2);
     assert_int_equal(job_of(f, 4602), 88);
     assert_int_equal(job_of(f, 4603), 88);
+    assert_int_equal(job_of(f, 4605), 88);
+    assert_int_equal(job_of(f, 4604), 88);
     assert_int_equal(job_of(f, 4612), 0);
     assert_int_equal(job_of(f, 4622), 0);
     assert_int_equal(job_of(f, 4632), 0);
@@ -528,16 +532,19 @@ static void test_slurm_job_by_tree(void **state)
     long page = sysconf(_SC_PAGESIZE);
     assert_int_equal(u->tasks, 4); /* 4611's own, 4612, 4622, 4632 */
     assert_int_equal(u->slurm_jobs, 2);
-    assert_int_equal(u->slurm_memory, 150 * (uint64_t)page);
+    assert_int_equal(u->slurm_memory, 250 * (uint64_t)page);
 
-    /* 4602 ends; 4603 is reparented to init: Slurm's no longer. */
+    /* 4602 ends; 4603 is reparented to init: Slurm's no longer, and
+     * neither is what it started, at the same sweep. */
     remove_proc(f, 4602);
     put_stat_of(f, 4603, 1, "sim", 0, 1, 100 * (uint64_t)f->hz, 50);
     sampler_sweep(&f->sampler);
     sample_after(f, 2);
     assert_int_equal(job_of(f, 4603), 0);
+    assert_int_equal(job_of(f, 4605), 0);
+    assert_int_equal(job_of(f, 4604), 0);
     u = snapshot_find_user(&f->snap, 2601);
-    assert_int_equal(u->tasks, 5);
+    assert_int_equal(u->tasks, 7);
     assert_int_equal(u->slurm_jobs, 1);
     sampler_free(&f->sampler);
 }

@@ -76,8 +76,10 @@ static json_t *user_row(struct control_view *v, uid_t uid, uint64_t now)
 static bool idle(struct control_view *v, uid_t uid, uint64_t now)
 {
     const struct user_sample *u = snapshot_find_user(v->snap, uid);
-    /* Status does not look at memory. */
-    return user_idle(engine_user(v->engine, uid, false), u ? u->cpu : 0, 0, 0, now);
+    /* Status does not look at memory.  A user busy only in a Slurm job
+     * is listed, their row saying it is Slurm's. */
+    return user_idle(engine_user(v->engine, uid, false), u ? u->cpu + u->slurm_cpu : 0, 0, 0,
+                     now);
 }
 
 static int by_cpu(const void *a, const void *b)

@@ -41,6 +41,9 @@ struct proc_sample {
     /* A rule made it exempt, but it runs code not its own (code_check.h):
      * why, and it is class none; NULL otherwise. */
     char *foreign_code;
+    /* The Slurm job it is part of (slurm_job.h; SLURM_JOB_UNKNOWN: one
+     * whose id is not known), 0 for none.  Slurm's: never judged. */
+    uint32_t slurm_job;
 };
 
 struct user_sample {
@@ -63,6 +66,12 @@ struct user_sample {
     uint64_t exempt_memory;
     uint64_t tasks;
     bool detailed;           /* procs below hold all of this user's processes */
+    /* What the user runs in Slurm jobs on this node, apart: Slurm limits
+     * it, so it is none of cpu, memory and procs.  How many jobs, and
+     * their cores and resident memory as of the last sweep. */
+    uint32_t slurm_jobs;
+    double slurm_cpu;
+    uint64_t slurm_memory;
 };
 
 struct snapshot {
@@ -72,7 +81,7 @@ struct snapshot {
     struct user_sample *users;
     size_t user_count, user_capacity;
     /* Processes of detailed users, plus every process of class compute or
-     * forbidden whatever its user. */
+     * forbidden whatever its user; never a Slurm job's. */
     struct proc_sample *procs;
     size_t proc_count, proc_capacity;
 };

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "json_text.h"
+#include "slurm_job.h"
 #include "strbuf.h"
 #include "units.h"
 #include "user_standing.h"
@@ -15,6 +16,7 @@
 
 static const char *const verdict_names[] = {
     [WHY_NO_PROCESS] = "no_process",       [WHY_NOT_JUDGED] = "not_judged",
+    [WHY_JOB] = "job",
     [WHY_PROTECTED] = "protected",         [WHY_FORBIDDEN] = "forbidden",
     [WHY_COMPUTE_ACTED] = "compute_acted", [WHY_COMPUTE_GRACE] = "compute_grace",
     [WHY_LIMITED] = "limited",             [WHY_WATCHED] = "watched",
@@ -265,6 +267,17 @@ static void say_usage(const struct why_facts *f, struct why_answer *a, bool verd
         a->verdict = WHY_BELOW;
 }
 
+/* A Slurm job's process: Slurm limits it, whoever its owner is. */
+static void say_job(const struct why_facts *f, struct why_answer *a)
+{
+    a->verdict = WHY_JOB;
+    char job[48] = "a Slurm job (its id not known)";
+    if (f->proc->slurm_job != SLURM_JOB_UNKNOWN)
+        snprintf(job, sizeof(job), "Slurm job %u", (unsigned)f->proc->slurm_job);
+    say(a, "part of %s: Slurm limits it; it is not judged here and does not count toward "
+           "%s's usage", job, who(f).s);
+}
+
 void why_explain(const struct why_facts *f, struct why_answer *a)
 {
     memset(a, 0, sizeof(*a));
@@ -281,6 +294,10 @@ void why_explain(const struct why_facts *f, struct why_answer *a)
         else
             say(a, "not a process the daemon judges (uid %u is below min_uid %u)",
                 (unsigned)f->owner, (unsigned)f->policy->min_uid);
+        return;
+    }
+    if (f->proc && f->proc->slurm_job) {
+        say_job(f, a);
         return;
     }
     if (why != PROTECTION_NONE) {
@@ -378,6 +395,9 @@ static json_t *process_json(const struct why_facts *f)
     json_object_set_new(o, "foreign_code", text_or_null(ps ? ps->foreign_code : NULL));
     json_object_set_new(o, "cpu_cores", ps ? json_real(ps->cpu) : json_null());
     json_object_set_new(o, "memory_bytes", ps ? json_integer((json_int_t)ps->rss) : json_null());
+    json_object_set_new(o, "slurm_job", ps && ps->slurm_job && ps->slurm_job != SLURM_JOB_UNKNOWN
+                                            ? json_integer((json_int_t)ps->slurm_job)
+                                            : json_null());
     return o;
 }
 

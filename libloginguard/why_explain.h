@@ -20,6 +20,7 @@
 enum why_verdict {
     WHY_NO_PROCESS,     /* no process has that pid */
     WHY_NOT_JUDGED,     /* root's, or its owner is below min_uid */
+    WHY_JOB,            /* part of a Slurm job: Slurm's (proc->slurm_job) */
     WHY_PROTECTED,      /* [exempt] users or groups, or a temporary exemption */
     WHY_FORBIDDEN,      /* class forbidden: stopped on sight */
     WHY_COMPUTE_ACTED,  /* class compute, above its threshold past its grace */

@@ -233,16 +233,16 @@ static void time_text(const json_t *t, char *buf, size_t len)
     snprintf(buf, len, "%.10s %.8sZ", s, strlen(s) > 11 ? s + 11 : "");
 }
 
-enum { COL_USER, COL_UID, COL_CORES, COL_MEMORY, COL_PROCS, COL_LEVEL, COL_UNTIL, COL_EXEMPT,
-       COL_VIOLATIONS, COL_NODE, COLS };
+enum { COL_USER, COL_UID, COL_CORES, COL_MEMORY, COL_PROCS, COL_SLURM, COL_LEVEL, COL_UNTIL,
+       COL_EXEMPT, COL_VIOLATIONS, COL_NODE, COLS };
 static const char *const headings[COLS] = {"USER", "UID", "CORES", "MEMORY", "PROCS",
-                                           "LEVEL", "UNTIL", "EXEMPT UNTIL", "VIOLATIONS",
-                                           "NODE"};
+                                           "SLURM JOBS", "LEVEL", "UNTIL", "EXEMPT UNTIL",
+                                           "VIOLATIONS", "NODE"};
 
 /* The columns of status, and of status --cluster (the database holds each
  * user's standing, and which node changed it last, but no usage). */
 static const int local_columns[] = {COL_USER, COL_UID, COL_CORES, COL_MEMORY, COL_PROCS,
-                                    COL_LEVEL, COL_UNTIL, COL_EXEMPT};
+                                    COL_SLURM, COL_LEVEL, COL_UNTIL, COL_EXEMPT};
 static const int cluster_columns[] = {COL_USER, COL_UID, COL_LEVEL, COL_UNTIL,
                                       COL_VIOLATIONS, COL_EXEMPT, COL_NODE};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -261,6 +261,13 @@ static void row_cells(const json_t *u, char cells[COLS][80])
                 cells[COL_MEMORY], 80);
     snprintf(cells[COL_PROCS], 80, "%lld",
              (long long)json_integer_value(json_object_get(u, "processes")));
+    /* Slurm's, apart from the cores and memory before it: "-" or "1 (0.98 cores)". */
+    json_int_t jobs = json_integer_value(json_object_get(u, "slurm_jobs"));
+    if (jobs > 0)
+        snprintf(cells[COL_SLURM], 80, "%lld (%.2f cores)", (long long)jobs,
+                 json_number_value(json_object_get(u, "slurm_cpu_cores")));
+    else
+        snprintf(cells[COL_SLURM], 80, "-");
     json_int_t level = json_integer_value(json_object_get(u, "level"));
     if (level > 0)
         snprintf(cells[COL_LEVEL], 80, "%lld %s", (long long)level, str(u, "level_name", ""));
@@ -398,6 +405,7 @@ static void print_user(const json_t *u)
             printf("%-13s %s\n", c == COL_USER ? "user" : c == COL_CORES   ? "cores"
                                                       : c == COL_MEMORY  ? "memory"
                                                       : c == COL_PROCS   ? "processes"
+                                                      : c == COL_SLURM   ? "slurm jobs"
                                                       : c == COL_LEVEL   ? "level"
                                                       : c == COL_UNTIL   ? "limits until"
                                                                          : "exempt until",

@@ -55,6 +55,10 @@ static json_t *user_row(struct control_view *v, uid_t uid, uint64_t now)
     json_object_set_new(o, "cpu_cores", json_real(u ? (double)(long)(u->cpu * 1000) / 1000 : 0));
     json_object_set_new(o, "memory_bytes", json_integer(u ? (json_int_t)u->memory : 0));
     json_object_set_new(o, "processes", json_integer(u ? (json_int_t)u->tasks : 0));
+    /* Slurm's, apart: in none of the figures above. */
+    json_object_set_new(o, "slurm_jobs", json_integer(u ? (json_int_t)u->slurm_jobs : 0));
+    json_object_set_new(o, "slurm_cpu_cores",
+                        json_real(u ? (double)(long)(u->slurm_cpu * 1000) / 1000 : 0));
     int level = us ? us->level : 0;
     json_object_set_new(o, "level", json_integer(level));
     json_object_set_new(o, "level_name", level > 0 && (size_t)level <= v->policy->level_count
@@ -72,8 +76,10 @@ static json_t *user_row(struct control_view *v, uid_t uid, uint64_t now)
 static bool idle(struct control_view *v, uid_t uid, uint64_t now)
 {
     const struct user_sample *u = snapshot_find_user(v->snap, uid);
-    /* Status does not look at memory. */
-    return user_idle(engine_user(v->engine, uid, false), u ? u->cpu : 0, 0, 0, now);
+    /* Status does not look at memory.  A user busy only in a Slurm job
+     * is listed, their row saying it is Slurm's. */
+    return user_idle(engine_user(v->engine, uid, false), u ? u->cpu + u->slurm_cpu : 0, 0, 0,
+                     now);
 }
 
 static int by_cpu(const void *a, const void *b)

@@ -152,9 +152,10 @@ static int move_to_user(const struct actions *a, uid_t owner, pid_t pid, uint64_
     *made |= set_limits(a, owner, PROTECTION_NONE, now);
     char err[512];
     int rc = enforcer_adopt(a->enforcer, owner, pid, start_time, err, sizeof(err));
-    metrics_count_action(a->metrics, rc == 0  ? ACTION_MOVE_DONE
-                                     : rc > 0 ? ACTION_MOVE_GONE
-                                              : ACTION_MOVE_FAILED);
+    if (rc != 2) /* a Slurm job's stays where Slurm put it: no move was tried */
+        metrics_count_action(a->metrics, rc == 0  ? ACTION_MOVE_DONE
+                                         : rc > 0 ? ACTION_MOVE_GONE
+                                                  : ACTION_MOVE_FAILED);
     if (rc < 0) {
         json_t *e = action_event(a, "limits_error", owner);
         json_object_set_new(e, "message", json_from_bytes(err, strlen(err)));

@@ -11,6 +11,8 @@
 #include "base/instance_lock.h"
 #include "base/pidfd.h"
 #include "enforce/enforcer.h"
+#include "observe/procfs.h"
+#include "slurm_job.h"
 #include "util.h"
 
 /* The directory of the cgroups this backend writes, into buf. */
@@ -95,6 +97,21 @@ int enforcer_set_limits(struct enforcer *e, uid_t uid, const struct limits *l,
     return a->failed ? -1 : 1;
 }
 
+/* Whether pid is in a Slurm job's cgroup now.  The sampler hands over
+ * no job's process, but a process seen outside its owner's cgroup may
+ * have been placed in a job since (pam_slurm_adopt adopts an ssh
+ * session into the job it reaches): read again just before the move. */
+static bool in_slurm_job(const char *proc_root, pid_t pid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof(path), "%s/%d/cgroup", proc_root, (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t n = fd >= 0 ? procfs_pread(fd, buf, sizeof(buf)) : -1;
+    if (fd >= 0)
+        close(fd);
+    return n > 0 && slurm_job_of_cgroup(buf, (size_t)n) > 0;
+}
+
 int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, uint64_t start_time, char *err,
                    size_t err_len)
 {
@@ -106,6 +123,10 @@ int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, uint64_t start_time
         if (pidfd >= 0)
             close(pidfd);
         return 1;
+    }
+    if (in_slurm_job(e->env->proc, pid)) {
+        close(pidfd);
+        return 2;
     }
     int rc = e->backend == BACKEND_SYSTEMD
                  ? systemd_backend_adopt(&e->systemd, uid, pid, start_time, err, err_len)

@@ -70,8 +70,9 @@ void enforcer_remove_empty(struct enforcer *e, bool (*busy)(uid_t uid, void *arg
 /* Move a process into its owner's cgroup (which the owner's limits made):
  * user-UID with cgroupfs, a scope in user-UID.slice with systemd.  The
  * process is checked to be the one seen (pid and start time) just
- * before.  Returns 0 when moved, 1 when it is gone (nothing done), -1
- * with err. */
+ * before, and to be in no Slurm job's cgroup (Slurm's, never moved).
+ * Returns 0 when moved, 1 when it is gone and 2 when it is a Slurm job's
+ * (nothing done), -1 with err. */
 int enforcer_adopt(struct enforcer *e, uid_t uid, pid_t pid, uint64_t start_time, char *err,
                    size_t err_len);
 

@@ -70,7 +70,7 @@ size_t proc_table_tree(const struct proc_table *t, pid_t pid, struct stop_target
     *out = NULL;
     for (size_t i = 0; i < t->count; i++) {
         const struct table_proc *p = &t->procs[i];
-        if (p->class == CLASS_EXEMPT)
+        if (p->class == CLASS_EXEMPT || p->slurm_job)
             continue;
         if (p->pid == pid)
             root = p;
@@ -114,6 +114,7 @@ void proc_table_fill(struct proc_table *out, const struct known_procs *k, uid_t 
         p->start_time = t->start_time;
         p->uid = t->uid;
         p->class = t->class;
+        p->slurm_job = t->slurm_job;
         memcpy(p->comm, t->comm, sizeof(p->comm));
         copy_string(p->exe, sizeof(p->exe), t->prog && t->prog->exe ? t->prog->exe : "");
     }

@@ -19,6 +19,7 @@ struct table_proc {
     uint64_t start_time;        /* ticks after boot */
     uid_t uid;                  /* owner of /proc/PID: checked again before a signal */
     enum proc_class class;
+    uint32_t slurm_job;         /* the Slurm job it is part of, 0: none */
     char comm[COMM_LEN];
     char exe[256];              /* for events; may be cut short; "" unknown */
 };
@@ -34,8 +35,8 @@ void proc_table_fill(struct proc_table *out, const struct known_procs *k, uid_t 
 void proc_table_free(struct proc_table *t);
 
 /* The process pid and its descendants in t, as stop targets: never
- * exempt-class processes (a session's sshd, say).  Returns how many;
- * *out is malloc'd. */
+ * exempt-class processes (a session's sshd, say), nor a Slurm job's
+ * (Slurm's, not judged here).  Returns how many; *out is malloc'd. */
 size_t proc_table_tree(const struct proc_table *t, pid_t pid, struct stop_target **out);
 
 /* Every pid in t; *out is malloc'd. */

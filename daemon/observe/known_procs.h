@@ -56,6 +56,9 @@ struct tracked_proc {
      * (code_check.h): asked when it uses CPU, once a sweep. */
     bool code_pending : 1;
     bool code_known : 1;
+    bool job_by_tree : 1;       /* slurm_job from its parent's, not from its cgroup */
+    /* The Slurm job it is part of (observe/sampler_jobs.c), 0: none. */
+    uint32_t slurm_job;
 };
 _Static_assert(sizeof(struct tracked_proc) <= 152, "tracked_proc grew past a 160-byte chunk");
 

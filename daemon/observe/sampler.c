@@ -159,6 +159,7 @@ void sampler_free(struct sampler *s)
     free(s->new_procs);
     free(s->blocked);
     free(s->credits);
+    free(s->slurm);
     free(s->withheld);
     free(s->watch);
     free(s->held_by);

@@ -27,7 +27,10 @@
  * owns it: subordinate uids of a rootless container count for the owner
  * of their /etc/subuid range.  With counters, a process outside its
  * owner's cgroup (cron, at, systemd-run, a delegated subtree) is read
- * from /proc and added to its owner's totals. */
+ * from /proc and added to its owner's totals.  A process of a Slurm job
+ * (sampler_jobs.c) is Slurm's: it counts for no one, is reported as no
+ * snapshot process and is never outside; it is read at each sweep, for
+ * its user's Slurm figures (user_sample.slurm_*). */
 #ifndef LOGINGUARD_SAMPLER_H
 #define LOGINGUARD_SAMPLER_H
 
@@ -104,6 +107,14 @@ struct exit_credit {
     uint64_t cpu_usec;
 };
 
+/* What one person runs in Slurm jobs on the node, as of the last sweep. */
+struct slurm_job_usage {
+    uid_t owner;
+    uint32_t jobs;
+    double cpu;                 /* cores */
+    uint64_t memory;            /* resident bytes */
+};
+
 /* Index of each uid's user_sample in the snapshot, open addressing. */
 struct uid_index {
     uid_t *uids;
@@ -170,6 +181,8 @@ struct sampler {
     size_t checks_by_count, checks_by_capacity;
     struct exit_credit *credits;    /* sorted by owner */
     size_t credit_count, credit_capacity;
+    struct slurm_job_usage *slurm;        /* sorted by owner; made anew at each sweep */
+    size_t slurm_count, slurm_capacity;
     uint64_t boot_realtime_usec;    /* to compare taskstats' start times with stat's */
     struct sampler_stats stats;
     struct uid_index index;     /* of the snapshot last sampled, for sampler_look_closer */
@@ -274,7 +287,8 @@ void sampler_counters_changed(struct sampler *s);
 bool sampler_proc(const struct sampler *s, pid_t pid, uint64_t start_time,
                   struct proc_sample *out);
 /* The n tracked processes of person owner that used the most CPU when
- * last read, highest first, as snapshot entries (free each exe).
+ * last read (not a Slurm job's), highest first, as snapshot entries
+ * (free each exe).
  * Returns how many (at most n, at most SAMPLER_TOP_MAX). */
 #define SAMPLER_TOP_MAX 32
 size_t sampler_user_top(const struct sampler *s, uid_t owner, struct proc_sample *out, size_t n);

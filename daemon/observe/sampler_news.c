@@ -17,6 +17,7 @@
 
 #include "observe/sampler.h"
 #include "observe/sampler_parts.h"
+#include "slurm_job.h"
 #include "units.h"
 #include "util.h"
 
@@ -55,6 +56,9 @@ void sampler_note_exit(struct sampler *s, const struct ts_exit *e)
     if (owner < s->scope.min_uid)
         return;
     struct tracked_proc *t = lookup_proc(s, e->tgid);
+    /* A Slurm job's: Slurm's, no one's here. */
+    if (t && !t->ignored && same_start(s, t, e) && t->slurm_job)
+        return;
     /* (Before Linux 5.19 a record is one thread's: of a process that was
      * read, what it adds cannot be told.  One handed over ungrouped is a
      * thread of a process that may live on: if it was read, its stat has
@@ -72,12 +76,13 @@ void sampler_note_exit(struct sampler *s, const struct ts_exit *e)
     }
     /* Never read: born and gone between two samples.  With counters its
      * CPU is in its cgroup's counter, unless it ran outside, as the
-     * parent it was forked from does. */
-    if (s->use_counters) {
-        const struct tracked_proc *parent = lookup_proc(s, e->ppid);
-        if (!parent || !parent->outside)
-            return;
-    }
+     * parent it was forked from does.  Born of a Slurm job's process, it
+     * was the job's. */
+    const struct tracked_proc *parent = lookup_proc(s, e->ppid);
+    if (parent && !parent->ignored && parent->slurm_job)
+        return;
+    if (s->use_counters && (!parent || !parent->outside))
+        return;
     credit(s, owner, e->cpu_usec);
 }
 
@@ -156,7 +161,8 @@ bool sampler_forbidden_exec(struct sampler *s)
     return found;
 }
 
-/* Whether pid now runs as a person, outside their cgroup. */
+/* Whether pid now runs as a person, outside their cgroup (not in a Slurm
+ * job's, which is where Slurm starts a job's task). */
 static bool runs_outside(struct sampler *s, pid_t pid)
 {
     int dirfd = open_proc_dir(s, pid);
@@ -172,7 +178,8 @@ static bool runs_outside(struct sampler *s, pid_t pid)
         ssize_t n = fd >= 0 ? procfs_pread(fd, buf, sizeof(buf)) : -1;
         if (fd >= 0)
             close(fd);
-        outside = n > 0 && !counters_holds(&s->counters, buf, (size_t)n, owner);
+        outside = n > 0 && !counters_holds(&s->counters, buf, (size_t)n, owner) &&
+                  slurm_job_of_cgroup(buf, (size_t)n) < 0;
     }
     close(dirfd);
     return outside;

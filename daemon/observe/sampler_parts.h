@@ -2,8 +2,9 @@
  * limits its files share.  One file a section, each calling only the
  * ones listed before it: sampler.c (the table of known processes, set-up),
  * sampler_program.c (what a process runs: the judge, command lines, code
- * checks, the walks over descriptors), sampler_read.c (one process: its
- * stat, place and usage), sampler_news.c (exits, the proc connector's
+ * checks, the walks over descriptors), sampler_jobs.c (whether a process
+ * is a Slurm job's), sampler_read.c (one process: its stat, place and
+ * usage), sampler_news.c (exits, the proc connector's
  * news), sampler_sweep.c (the full sweep), sampler_snapshot.c (a sample,
  * and a process as a snapshot entry). */
 #ifndef LOGINGUARD_SAMPLER_PARTS_H
@@ -40,13 +41,19 @@ char *read_exe(int dirfd);
 void read_program(struct sampler *s, struct tracked_proc *t, int dirfd);
 void walk_descriptors_on(struct sampler *s);
 void withhold_owner(struct sampler *s, uid_t owner);
+/* sampler_jobs.c */
+void count_jobs(struct sampler *s);
+void place_job(struct sampler *s, struct tracked_proc *t, const char *cgroup, size_t len,
+               bool look);
+void recheck_job(struct sampler *s, struct tracked_proc *t);
+void settle_jobs(struct sampler *s);
 /* sampler_read.c */
 struct tracked_proc *discover_proc(struct sampler *s, pid_t pid, uint64_t now, uint64_t interval);
 pid_t first_proc_pid(struct sampler *s);
 pid_t next_proc_pid(struct sampler *s);
 bool proc_still_ignored(const struct sampler *s, const struct tracked_proc *t, uint64_t now);
 bool read_own_stat(const struct sampler *s, const struct tracked_proc *t, struct proc_stat *st);
-void read_proc_place(struct sampler *s, struct tracked_proc *t, int dirfd);
+void read_proc_place(struct sampler *s, struct tracked_proc *t, int dirfd, bool look);
 int read_proc_runtime(const struct tracked_proc *t, uint64_t *runtime);
 int refresh_proc(struct sampler *s, struct tracked_proc *t, uint64_t now, uint64_t interval);
 void remember_new_proc(struct sampler *s, const struct tracked_proc *t);

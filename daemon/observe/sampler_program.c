@@ -119,13 +119,13 @@ static void distrust(struct sampler *s, struct tracked_proc *t,
 }
 
 /* An exempt program that runs: whether it runs only its own code is
- * asked once a sweep.  An owner whose processes stall the reader gets
+ * asked once a sweep (not of a Slurm job's, whose usage is not judged).  An owner whose processes stall the reader gets
  * no answers, and one with more exempt programs running than are
  * checked gets no more checks: those are not taken on trust. */
 void ask_code_check(struct sampler *s, struct tracked_proc *t)
 {
     bool exempt_by_rule = t->class == CLASS_EXEMPT || t->foreign_code;
-    if (!exempt_by_rule || t->cpu <= 0 || t->code_pending ||
+    if (!exempt_by_rule || t->slurm_job || t->cpu <= 0 || t->code_pending ||
         (t->code_known && t->code_sweep == s->sweeps))
         return;
     if (owner_withheld(s, t->owner)) {

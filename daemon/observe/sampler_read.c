@@ -105,21 +105,50 @@ int read_proc_runtime(const struct tracked_proc *t, uint64_t *runtime)
     return end == buf ? -1 : 0;
 }
 
-/* ---- where a process is (per-user counters only) ---- */
+/* ---- where a process is: a Slurm job, its owner's cgroup ---- */
 
-/* Whether t is in its owner's cgroup, read from /proc/PID/cgroup. */
-void read_proc_place(struct sampler *s, struct tracked_proc *t, int dirfd)
+/* t's /proc/PID/cgroup into buf (CGROUP_BUF bytes): its length, or -1.
+ * A text that fills buf may end in the middle of a line (a user can make
+ * their cgroups' paths long): only its whole lines are kept, so that a
+ * job's id is never read cut short. */
+static ssize_t read_cgroup(const struct sampler *s, const struct tracked_proc *t, int dirfd,
+                           char *buf)
 {
-    char buf[CGROUP_BUF];
     int fd = dirfd >= 0 ? openat(dirfd, "cgroup", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
                         : open_in_proc(s, t->pid, "cgroup");
     if (fd < 0)
-        return;
-    ssize_t n = procfs_pread(fd, buf, sizeof(buf));
+        return -1;
+    ssize_t n = procfs_pread(fd, buf, CGROUP_BUF);
     close(fd);
-    if (n <= 0)
+    if (n == CGROUP_BUF) {
+        const char *last = memrchr(buf, '\n', (size_t)n);
+        n = last ? last + 1 - buf : 0;
+    }
+    return n;
+}
+
+/* Whether t is a Slurm job's (look: see place_job), from its cgroup and
+ * its parent.  An exec is where a process Slurm placed in a job's cgroup
+ * starts the task, so it is asked again then. */
+static void read_job(struct sampler *s, struct tracked_proc *t, int dirfd, bool look)
+{
+    char buf[CGROUP_BUF];
+    ssize_t n = read_cgroup(s, t, dirfd, buf);
+    place_job(s, t, buf, n > 0 ? (size_t)n : 0, look);
+}
+
+/* Whether t is a Slurm job's, and with counters whether it is in its
+ * owner's cgroup, both from /proc/PID/cgroup.  A job's process is not
+ * outside: Slurm's cgroup is where it belongs. */
+void read_proc_place(struct sampler *s, struct tracked_proc *t, int dirfd, bool look)
+{
+    char buf[CGROUP_BUF];
+    ssize_t n = read_cgroup(s, t, dirfd, buf);
+    /* Unread (no cgroups here, or it is gone): its parent may say. */
+    place_job(s, t, buf, n > 0 ? (size_t)n : 0, look);
+    if (n <= 0 || !s->use_counters)
         return;
-    t->outside = !counters_holds(&s->counters, buf, (size_t)n, t->owner);
+    t->outside = !t->slurm_job && !counters_holds(&s->counters, buf, (size_t)n, t->owner);
     s->watch_dirty |= t->outside;
 }
 
@@ -184,6 +213,7 @@ int reread_program(struct sampler *s, struct tracked_proc *t)
     }
     memcpy(t->comm, st.comm, sizeof(t->comm));
     read_program(s, t, dirfd);
+    read_job(s, t, dirfd, true);
     close(dirfd);
     return 0;
 }
@@ -294,8 +324,7 @@ struct tracked_proc *discover_proc(struct sampler *s, pid_t pid,
     if (!t->ignored) {
         update_usage(s, t, &st, now, interval, true);
         read_program(s, t, dirfd);
-        if (s->use_counters)
-            read_proc_place(s, t, dirfd);
+        read_proc_place(s, t, dirfd, true);
         hold_descriptor(s, t);
         remember_new_proc(s, t);
     }

@@ -106,6 +106,7 @@ void fill_proc_sample(const struct sampler *s, struct proc_sample *ps,
     ps->rule = t->rule;
     ps->rule_parts = t->rule_parts;
     ps->foreign_code = t->foreign_code ? xstrdup(t->foreign_code) : NULL;
+    ps->slurm_job = t->slurm_job;
 }
 
 static void add_proc_sample(const struct sampler *s, struct snapshot *snap,
@@ -126,9 +127,12 @@ static void fill_names(struct sampler *s, struct snapshot *snap)
 }
 
 
+/* Read at every sample whatever its owner's counters say; never a Slurm
+ * job's (read at the sweeps, for its owner's Slurm figures). */
 bool proc_watched(const struct sampler *s, const struct tracked_proc *t)
 {
-    return !t->ignored && (t->outside || t->suspect || t->arrived || proc_followed(s, t));
+    return !t->ignored && !t->slurm_job &&
+           (t->outside || t->suspect || t->arrived || proc_followed(s, t));
 }
 
 static void list_watched(struct sampler *s)
@@ -153,8 +157,9 @@ static bool any_detailed(const struct snapshot *snap)
     return false;
 }
 
-/* Processes of detailed users, and every compute or forbidden one: with
- * counters and no user detailed, those on the watch list. */
+/* Processes of detailed users, and every compute or forbidden one (none
+ * of a Slurm job: Slurm's, not judged here): with counters and no user
+ * detailed, those on the watch list. */
 static void add_details(struct sampler *s, struct snapshot *snap, const struct uid_index *ix)
 {
     if (s->use_counters && !any_detailed(snap)) {
@@ -169,7 +174,7 @@ static void add_details(struct sampler *s, struct snapshot *snap, const struct u
     }
     for (size_t b = 0; b < s->known.bucket_count; b++) {
         for (struct tracked_proc *t = s->known.buckets[b]; t; t = t->next) {
-            if (t->ignored || t->generation != s->generation)
+            if (t->ignored || t->slurm_job || t->generation != s->generation)
                 continue;
             const struct user_sample *u = find_user(ix, snap, t->owner);
             if ((u && u->detailed) || proc_followed(s, t))
@@ -189,14 +194,15 @@ static void add_procfs_usage(struct sampler *s, struct snapshot *snap, struct ui
 /* With the proc connector every new, exec'd, re-owned and ended process
  * is reported (apply_marks), so the known ones are read straight from
  * the table: listing /proc cost as much as the reads themselves (about
- * 1 us an entry).  A process gone unreported fails its read. */
+ * 1 us an entry).  A process gone unreported fails its read.  A Slurm
+ * job's counts for no one: it is read at the sweeps. */
 static void read_known(struct sampler *s, struct snapshot *snap,
                        uint64_t now, uint64_t interval, struct uid_index *ix)
 {
     for (size_t b = 0; b < s->known.bucket_count; b++) {
         for (struct tracked_proc *t = s->known.buckets[b], *next; t; t = next) {
             next = t->next;
-            if (t->ignored || t->generation == s->generation) {
+            if (t->ignored || t->slurm_job || t->generation == s->generation) {
                 t->generation = s->generation;
             } else if (refresh_proc(s, t, now, interval) == 0) {
                 t->generation = s->generation;
@@ -204,7 +210,7 @@ static void read_known(struct sampler *s, struct snapshot *snap,
                 forget_proc(s, t);
                 continue;
             }
-            if (!t->ignored)
+            if (!t->ignored && !t->slurm_job)
                 add_procfs_usage(s, snap, ix, t);
         }
     }
@@ -236,7 +242,7 @@ static void sample_procfs(struct sampler *s, struct snapshot *snap,
     } else {
         for (pid_t pid = first_proc_pid(s); pid; pid = next_proc_pid(s)) {
             struct tracked_proc *t = visit_proc(s, pid, now, interval);
-            if (t && !t->ignored)
+            if (t && !t->ignored && !t->slurm_job)
                 add_procfs_usage(s, snap, ix, t);
         }
         prune_procs(s, s->generation);
@@ -336,7 +342,7 @@ static int add_stray(struct sampler *s, struct tracked_proc *t,
                      struct uid_index *ix)
 {
     bool was_outside = t->outside;
-    read_proc_place(s, t, -1);
+    read_proc_place(s, t, -1, false);
     if (t->outside && !was_outside)
         remember_new_proc(s, t); /* the backend puts it back */
     if (!t->outside)
@@ -379,6 +385,18 @@ static void read_watched(struct sampler *s, struct snapshot *snap,
             continue;
         if (t->generation != s->generation && proc_followed(s, t) && refresh_proc(s, t, now, interval) == 0)
             t->generation = s->generation;
+    }
+}
+
+/* What each person runs in Slurm jobs, apart (the last sweep's figures). */
+static void add_slurm_use(const struct sampler *s, struct snapshot *snap, struct uid_index *ix)
+{
+    for (size_t i = 0; i < s->slurm_count; i++) {
+        const struct slurm_job_usage *use = &s->slurm[i];
+        struct user_sample *u = snapshot_user_for(ix, snap, use->owner);
+        u->slurm_jobs = use->jobs;
+        u->slurm_cpu = use->cpu;
+        u->slurm_memory = use->memory;
     }
 }
 
@@ -467,6 +485,7 @@ void sampler_sample(struct sampler *s, struct snapshot *snap)
     else
         sample_procfs(s, snap, now, interval, ix);
     add_exit_credits(s, snap, interval, ix);
+    add_slurm_use(s, snap, ix);
     /* The command lines asked for above, so that this sample judges
      * a new program by its argv too. */
     poll_argv_answers(s, ARGV_WAIT_USEC);
@@ -519,7 +538,7 @@ size_t sampler_user_top(const struct sampler *s, uid_t owner, struct proc_sample
         n = SAMPLER_TOP_MAX;
     for (size_t b = 0; n && b < s->known.bucket_count; b++) {
         for (const struct tracked_proc *t = s->known.buckets[b]; t; t = t->next) {
-            if (t->ignored || t->owner != owner)
+            if (t->ignored || t->slurm_job || t->owner != owner)
                 continue;
             /* Insertion into a short list, highest CPU first. */
             size_t at = count;

@@ -60,8 +60,8 @@ static void find_strays(struct sampler *s, uint32_t sweep_generation)
     }
     for (size_t b = 0; b < s->known.bucket_count; b++) {
         for (struct tracked_proc *t = s->known.buckets[b]; t; t = t->next) {
-            if (t->ignored)
-                continue;
+            if (t->ignored || t->slurm_job)
+                continue;   /* a job's is where Slurm put it */
             bool left = t->swept_inside != sweep_generation && !t->outside;
             t->outside = t->swept_inside != sweep_generation;
             s->watch_dirty |= t->outside;
@@ -71,6 +71,30 @@ static void find_strays(struct sampler *s, uint32_t sweep_generation)
             }
         }
     }
+}
+
+/* Slurm's processes, once a sweep: each job's process is read (its
+ * owner's Slurm figures, and a parent of its that ended: sampler_jobs.c),
+ * whether it still is one is asked again, and so is whether a process
+ * whose parent was not known at its first sight is one; then each
+ * person's jobs are counted.  Before find_strays: one that left its job
+ * is a stray there. */
+static void sweep_jobs(struct sampler *s, uint64_t now)
+{
+    for (size_t b = 0; b < s->known.bucket_count; b++) {
+        for (struct tracked_proc *t = s->known.buckets[b], *next; t; t = next) {
+            next = t->next;
+            if (t->ignored)
+                continue;
+            if (t->slurm_job && refresh_proc(s, t, now, s->scope.sample_interval) < 0) {
+                forget_proc(s, t);
+                continue;
+            }
+            recheck_job(s, t);
+        }
+    }
+    settle_jobs(s);
+    count_jobs(s);
 }
 
 /* An owner's command lines are asked for again once none of their
@@ -191,6 +215,7 @@ void sampler_sweep(struct sampler *s)
     }
     if (listing)
         prune_procs(s, sweep_generation);
+    sweep_jobs(s, now);
     if (s->use_counters)
         find_strays(s, sweep_generation);
     else

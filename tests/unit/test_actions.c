@@ -9,6 +9,8 @@
 
 #include <poll.h>
 #include <pwd.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "enforce/actions.h"
 #include "fake_cgroup2.h"
@@ -31,6 +33,7 @@ struct fixture {
     struct actions actions;
     struct snapshot snap;
     char events_path[256];
+    pid_t child;            /* a process of the test's, ended by teardown */
 };
 
 static struct fixture f;
@@ -87,6 +90,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
+    if (f.child > 0) {
+        kill(f.child, SIGKILL);
+        waitpid(f.child, NULL, 0);
+    }
     enforcer_close(&f.enforcer, false);
     directory_stop(&f.directory);
     snapshot_free(&f.snap);
@@ -164,12 +171,58 @@ static void test_protected_users_get_no_cgroup(void **state)
     assert_string_equal(user_file(SHARE_USER, "cpu.max"), "400000 100000");
 }
 
+/* A fake /proc (the enforcer's env.proc) with pid's stat, started at
+ * start_time, and its cgroup file. */
+static void fake_proc(pid_t pid, uint64_t start_time, const char *cgroup)
+{
+    char name[64], stat[256];
+    snprintf(name, sizeof(name), "proc/%d/stat", (int)pid);
+    snprintf(stat, sizeof(stat), "%d (sleep) S 1 %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu "
+             "1000000 10 0\n", (int)pid, (int)pid, (int)pid, (unsigned long long)start_time);
+    write_file(name, stat);
+    snprintf(name, sizeof(name), "proc/%d/cgroup", (int)pid);
+    write_file(name, cgroup);
+}
+
+/* A process outside its user's cgroup goes in, unless it is in a Slurm
+ * job's cgroup: pam_slurm_adopt may have placed it there after it was
+ * seen outside, and Slurm's cgroup is where it belongs. */
+static void test_a_slurm_jobs_process_is_not_moved(void **state)
+{
+    (void)state;
+    add_user(SHARE_USER);
+    wait_answers();
+    char proc[256];
+    snprintf(proc, sizeof(proc), "%s/proc", test_dir);
+    assert_int_equal(mkdir(proc, 0755), 0);
+    f.env.proc = proc;
+    pid_t child = f.child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    fake_proc(child, 4242, "4:freezer:/slurm/uid_2000000061/job_77/step_0\n0::/\n");
+    struct new_proc p = {.pid = child, .start_time = 4242, .owner = SHARE_USER,
+                         .outside = true};
+    bool made = false;
+    assert_false(adopt_process(&f.actions, &p, &made));
+    assert_string_equal(user_file(SHARE_USER, "cgroup.procs"), "");
+    /* Out of the job: moved. */
+    fake_proc(child, 4242, "4:freezer:/\n0::/\n");
+    assert_true(adopt_process(&f.actions, &p, &made));
+    char pid[16];
+    snprintf(pid, sizeof(pid), "%d", (int)child);
+    assert_string_equal(user_file(SHARE_USER, "cgroup.procs"), pid);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_the_share_and_a_levels_limits_in_the_users_cgroup,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_protected_users_get_no_cgroup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_slurm_jobs_process_is_not_moved, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

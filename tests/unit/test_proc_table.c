@@ -52,6 +52,26 @@ static void test_tree(void **state)
     proc_table_free(&t);
 }
 
+/* A Slurm job's process is Slurm's: never a stop target, nor a root. */
+static void test_slurm_jobs_are_left(void **state)
+{
+    (void)state;
+    struct proc_table t = {0};
+    add(&t, 21, 1, CLASS_FORBIDDEN);
+    add(&t, 22, 21, CLASS_NONE);
+    add(&t, 23, 21, CLASS_NONE);
+    t.procs[2].slurm_job = 77;
+    struct stop_target *x;
+    size_t n = proc_table_tree(&t, 21, &x);
+    assert_int_equal(n, 2);
+    assert_true(has(x, n, 21) && has(x, n, 22) && !has(x, n, 23));
+    free(x);
+    t.procs[0].slurm_job = 77;
+    assert_int_equal(proc_table_tree(&t, 21, &x), 0);
+    free(x);
+    proc_table_free(&t);
+}
+
 /* Parents read at different moments can make a loop: each process is
  * taken once and the walk ends. */
 static void test_loop(void **state)
@@ -77,6 +97,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_loop),
+        cmocka_unit_test(test_slurm_jobs_are_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

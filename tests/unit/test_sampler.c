@@ -17,6 +17,7 @@
 #include "core/observe.h"
 #include "judge.h"
 #include "observe/sampler.h"
+#include "slurm_job.h"
 #include "testutil.h"
 
 #define BOOT_SEC 10000   /* the fake clock's time since boot at the first sample */
@@ -102,19 +103,27 @@ static void put(const char *path, const char *content, size_t len)
 }
 
 /* /proc/PID/stat as the kernel writes it: comm between the first "(" and
- * the last ")", whatever it holds. */
-static void put_stat(const struct fixture *f, int pid, const char *comm, uint64_t ticks,
-                     uint64_t threads, uint64_t start_ticks, uint64_t rss_pages)
+ * the last ")", whatever it holds; the parent ppid. */
+static void put_stat_of(const struct fixture *f, int pid, int ppid, const char *comm,
+                        uint64_t ticks, uint64_t threads, uint64_t start_ticks,
+                        uint64_t rss_pages)
 {
     char path[256], text[512];
     proc_path(f, path, sizeof(path), pid, "stat");
     int n = snprintf(text, sizeof(text),
-                     "%d (%s) S 1 %d %d 0 -1 4194560 0 0 0 0 %llu 0 0 0 20 0 %llu 0 %llu "
+                     "%d (%s) S %d %d %d 0 -1 4194560 0 0 0 0 %llu 0 0 0 20 0 %llu 0 %llu "
                      "1000000 %llu 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
-                     pid, comm, pid, pid, (unsigned long long)ticks,
+                     pid, comm, ppid, pid, pid, (unsigned long long)ticks,
                      (unsigned long long)threads, (unsigned long long)start_ticks,
                      (unsigned long long)rss_pages);
     put(path, text, (size_t)n);
+}
+
+/* The same, a child of init. */
+static void put_stat(const struct fixture *f, int pid, const char *comm, uint64_t ticks,
+                     uint64_t threads, uint64_t start_ticks, uint64_t rss_pages)
+{
+    put_stat_of(f, pid, 1, comm, ticks, threads, start_ticks, rss_pages);
 }
 
 /* A process of uid, started long ago, with no CPU used yet. */
@@ -144,6 +153,15 @@ static void set_exe(const struct fixture *f, int pid, const char *exe)
     proc_path(f, path, sizeof(path), pid, "exe");
     assert_int_equal(unlink(path), 0);
     assert_int_equal(symlink(exe, path), 0);
+}
+
+/* One of pid's files (cgroup, status, cmdline) with this text. */
+static void put_file(const struct fixture *f, int pid, const char *name, const char *text,
+                     size_t len)
+{
+    char path[256];
+    proc_path(f, path, sizeof(path), pid, name);
+    put(path, text, len);
 }
 
 static void remove_proc(const struct fixture *f, int pid)
@@ -384,6 +402,153 @@ static void test_classes_and_exempt_usage(void **state)
     sampler_free(&f->sampler);
 }
 
+static uint32_t job_of(const struct fixture *f, pid_t pid)
+{
+    struct proc_sample ps;
+    assert_true(sampler_proc(&f->sampler, pid, 100 * (uint64_t)f->hz, &ps));
+    free(ps.exe);
+    free(ps.foreign_code);
+    return ps.slurm_job;
+}
+
+/* Processes in a Slurm job's cgroup (v1's and v2's shapes) are Slurm's:
+ * their usage is not their user's, a forbidden name among them is not
+ * reported, and what they use is shown apart once a sweep has read them.
+ * A cgroup of the user's own named like Slurm's is the user's. */
+static void test_slurm_job_by_cgroup(void **state)
+{
+    SKIP_UNLESS_ROOT(state);
+    struct fixture *f = *state;
+    long page = sysconf(_SC_PAGESIZE);
+    uint64_t born = 100 * (uint64_t)f->hz;
+    add_proc(f, 4501, 2501, "sim", 1, 300);
+    static const char v1[] = "5:freezer:/slurm/uid_2501/job_77/step_0\n0::/user.slice\n";
+    put_file(f, 4501, "cgroup", v1, sizeof(v1) - 1);
+    add_proc(f, 4502, 2501, "xmrig", 1, 20);
+    static const char v2[] = "0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_0\n";
+    put_file(f, 4502, "cgroup", v2, sizeof(v2) - 1);
+    add_proc(f, 4503, 2501, "work", 1, 100);
+    static const char own[] = "0::/user.slice/user-2501.slice/user@2501.service/app.slice/"
+                              "slurmstepd.scope/job_77\n";
+    put_file(f, 4503, "cgroup", own, sizeof(own) - 1);
+    start(f);
+    sample_after(f, 0);
+    /* In 2 s: sim 2 s of CPU, xmrig 1 s, work 1 s. */
+    put_stat(f, 4501, "sim", 2 * (uint64_t)f->hz, 1, born, 300);
+    put_stat(f, 4502, "xmrig", (uint64_t)f->hz, 1, born, 20);
+    put_stat(f, 4503, "work", (uint64_t)f->hz, 1, born, 100);
+    sample_after(f, 2);
+
+    const struct user_sample *u = snapshot_find_user(&f->snap, 2501);
+    assert_non_null(u);
+    assert_true(u->cpu > 0.49 && u->cpu < 0.51);
+    assert_int_equal(u->memory, 100 * (uint64_t)page);
+    assert_int_equal(u->tasks, 1);
+    assert_true(u->detailed);
+    assert_non_null(find_proc(&f->snap, 4503));
+    assert_null(find_proc(&f->snap, 4501));
+    assert_null(find_proc(&f->snap, 4502)); /* forbidden by name, but Slurm's */
+    assert_int_equal(job_of(f, 4501), 77);
+    assert_int_equal(job_of(f, 4502), 77);
+    assert_int_equal(job_of(f, 4503), 0);
+
+    /* A sweep reads the job's processes: their figures, apart. */
+    sampler_sweep(&f->sampler);
+    sample_after(f, 2);
+    u = snapshot_find_user(&f->snap, 2501);
+    assert_int_equal(u->slurm_jobs, 1);
+    assert_true(u->slurm_cpu > 1.49 && u->slurm_cpu < 1.51);
+    assert_int_equal(u->slurm_memory, 320 * (uint64_t)page);
+    assert_int_equal(u->memory, 100 * (uint64_t)page);
+    sampler_free(&f->sampler);
+}
+
+/* A root process named slurmstepd, of root's file, with root's every uid. */
+static void add_stepd(const struct fixture *f, int pid, uid_t dir_uid, const char *uids,
+                      const char *exe, const char *title)
+{
+    add_proc(f, pid, dir_uid, "slurmstepd", 1, 10);
+    set_exe(f, pid, exe);
+    char status[256];
+    int n = snprintf(status, sizeof(status),
+                     "Name:\tslurmstepd\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%d\n"
+                     "Ngid:\t0\nPid:\t%d\nPPid:\t1\nTracerPid:\t0\nUid:\t%s\nGid:\t0\t0\t0\t0\n",
+                     pid, pid, uids);
+    put_file(f, pid, "status", status, (size_t)n);
+    put_file(f, pid, "cmdline", title, strlen(title) + 1);
+}
+
+/* A process of the user's under ppid. */
+static void add_child(const struct fixture *f, int pid, int ppid, uid_t uid, const char *comm)
+{
+    add_proc(f, pid, uid, comm, 1, 50);
+    put_stat_of(f, pid, ppid, comm, 0, 1, 100 * (uint64_t)f->hz, 50);
+}
+
+/* Where Slurm keeps no job cgroups (proctrack/linuxproc): the child of
+ * root's slurmstepd is the job's, and so is its child; a program a user
+ * names slurmstepd, root's setuid program renamed so, or a slurmstepd
+ * that runs a file a user may write, is no step daemon.  A job's process
+ * that outlives its parent (reparented) is the user's again. */
+static void test_slurm_job_by_tree(void **state)
+{
+    SKIP_UNLESS_ROOT(state);
+    struct fixture *f = *state;
+    char roots[160], users[160];
+    snprintf(roots, sizeof(roots), "%s/slurmstepd", test_dir);
+    snprintf(users, sizeof(users), "%s/own-slurmstepd", test_dir);
+    put(roots, "", 0);
+    put(users, "", 0);
+    assert_int_equal(chmod(roots, 0755), 0);
+    assert_int_equal(chmod(users, 0755), 0);
+    assert_int_equal(chown(users, 2601, 2601), 0);
+    add_proc(f, 1, 0, "init", 1, 100);
+    add_stepd(f, 4601, 0, "0\t0\t0\t0", roots, "slurmstepd: [88.0]");
+    add_child(f, 4602, 4601, 2601, "bash");
+    add_child(f, 4603, 4602, 2601, "sim");
+    add_child(f, 4605, 4603, 2601, "sim"); /* a chain the table holds out of order */
+    add_child(f, 4604, 4605, 2601, "sim");
+    add_stepd(f, 4611, 2601, "2601\t2601\t2601\t2601", roots, "slurmstepd: [89.0]");
+    add_child(f, 4612, 4611, 2601, "sim");
+    add_stepd(f, 4621, 0, "2601\t0\t0\t0", roots, "slurmstepd: [90.0]");
+    add_child(f, 4622, 4621, 2601, "sim");
+    add_stepd(f, 4631, 0, "0\t0\t0\t0", users, "slurmstepd: [91.0]");
+    add_child(f, 4632, 4631, 2601, "sim");
+    add_stepd(f, 4641, 0, "0\t0\t0\t0", roots, "slurmstepd");
+    add_child(f, 4642, 4641, 2601, "sim");
+    start(f);
+    sample_after(f, 0);
+    sampler_sweep(&f->sampler); /* a child listed before its parent is placed here */
+    sample_after(f, 2);
+    assert_int_equal(job_of(f, 4602), 88);
+    assert_int_equal(job_of(f, 4603), 88);
+    assert_int_equal(job_of(f, 4605), 88);
+    assert_int_equal(job_of(f, 4604), 88);
+    assert_int_equal(job_of(f, 4612), 0);
+    assert_int_equal(job_of(f, 4622), 0);
+    assert_int_equal(job_of(f, 4632), 0);
+    assert_int_equal(job_of(f, 4642), SLURM_JOB_UNKNOWN); /* a title without its job */
+    const struct user_sample *u = snapshot_find_user(&f->snap, 2601);
+    long page = sysconf(_SC_PAGESIZE);
+    assert_int_equal(u->tasks, 4); /* 4611's own, 4612, 4622, 4632 */
+    assert_int_equal(u->slurm_jobs, 2);
+    assert_int_equal(u->slurm_memory, 250 * (uint64_t)page);
+
+    /* 4602 ends; 4603 is reparented to init: Slurm's no longer, and
+     * neither is what it started, at the same sweep. */
+    remove_proc(f, 4602);
+    put_stat_of(f, 4603, 1, "sim", 0, 1, 100 * (uint64_t)f->hz, 50);
+    sampler_sweep(&f->sampler);
+    sample_after(f, 2);
+    assert_int_equal(job_of(f, 4603), 0);
+    assert_int_equal(job_of(f, 4605), 0);
+    assert_int_equal(job_of(f, 4604), 0);
+    u = snapshot_find_user(&f->snap, 2601);
+    assert_int_equal(u->tasks, 7);
+    assert_int_equal(u->slurm_jobs, 1);
+    sampler_free(&f->sampler);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +557,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_uid_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pid_reused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_classes_and_exempt_usage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slurm_job_by_cgroup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slurm_job_by_tree, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

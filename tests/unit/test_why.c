@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "engine.h"
+#include "slurm_job.h"
 #include "testutil.h"
 #include "units.h"
 #include "util.h"
@@ -127,6 +128,40 @@ static void root_and_system_users_are_not_judged(void **state)
     why_explain(&f->facts, &f->answer);
     assert_string_equal(f->answer.lines[0],
                         "not a process the daemon judges (uid 998 is below min_uid 1000)");
+}
+
+/* A Slurm job's process: Slurm's, whatever its class or its owner's
+ * standing (an exempt user's too: the job is the first reason). */
+static void a_slurm_jobs_process_is_slurms(void **state)
+{
+    struct fixture *f = *state;
+    step(f, 2, 3, CLASS_FORBIDDEN, "xmrig", "xmrig");
+    f->snap.procs[0].slurm_job = 4242;
+    explain(f);
+    assert_int_equal(f->answer.verdict, WHY_JOB);
+    assert_int_equal(f->answer.line_count, 1);
+    assert_string_equal(f->answer.lines[0], "part of Slurm job 4242: Slurm limits it; it is not "
+                                            "judged here and does not count toward alice's usage");
+    json_t *j = why_json(&f->facts, &f->answer);
+    assert_string_equal(json_string_value(json_object_get(j, "verdict")), "job");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "process"),
+                                                        "slurm_job")),
+                     4242);
+    json_decref(j);
+    f->facts.in_exempt_group = true;
+    f->snap.procs[0].slurm_job = SLURM_JOB_UNKNOWN;
+    why_explain(&f->facts, &f->answer);
+    assert_int_equal(f->answer.verdict, WHY_JOB);
+    assert_string_equal(f->answer.lines[0], "part of a Slurm job (its id not known): Slurm limits "
+                                            "it; it is not judged here and does not count toward "
+                                            "alice's usage");
+    j = why_json(&f->facts, &f->answer);
+    assert_true(json_is_null(json_object_get(json_object_get(j, "process"), "slurm_job")));
+    json_decref(j);
+    /* Root's is no one's to judge, in a job or not. */
+    f->facts.owner = f->facts.uid = 0;
+    why_explain(&f->facts, &f->answer);
+    assert_int_equal(f->answer.verdict, WHY_NOT_JUDGED);
 }
 
 static void a_subordinate_uid_is_judged_as_its_owner(void **state)
@@ -309,6 +344,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(no_such_process, setup, teardown),
         cmocka_unit_test_setup_teardown(root_and_system_users_are_not_judged, setup, teardown),
         cmocka_unit_test_setup_teardown(a_subordinate_uid_is_judged_as_its_owner, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_slurm_jobs_process_is_slurms, setup, teardown),
         cmocka_unit_test_setup_teardown(an_exempt_group_protects, setup, teardown),
         cmocka_unit_test_setup_teardown(an_exempt_user_is_protected, setup, teardown),
         cmocka_unit_test_setup_teardown(a_temporary_exemption_says_until_when_and_why, setup,

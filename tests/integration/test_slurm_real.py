@@ -9,6 +9,7 @@ Slurm with cgroup v2 job cgroups; this one is the cheaper host half.)"""
 import json
 import os
 import re
+import signal
 import subprocess
 
 import lgtest
@@ -79,7 +80,10 @@ class RealSlurm(lgtest.DaemonTestCase):
     def setUp(self):
         super().setUp()
         # Each test starts with the daemon's word from a Slurm that
-        # answers (one that stopped slurmctld started it again).
+        # answers (one that stopped slurmctld started it again, and a
+        # reload asks at once rather than at the next refresh).
+        if "error" in self.slurm_status():
+            self.daemon.proc.send_signal(signal.SIGHUP)
         wait_for(lambda: (lambda s: s.get("partitions") and "error" not in s)(
             self.slurm_status()), 3 * HANG, "the daemon's Slurm view without an error")
 
@@ -185,6 +189,7 @@ class RealSlurm(lgtest.DaemonTestCase):
         self.partitions_read(["restricted", "batch", "interactive"])
         self.slurm.stop_ctld()
         self.addCleanup(self.slurm.restart_ctld)
+        self.daemon.proc.send_signal(signal.SIGHUP)  # asked again now
         status = wait_for(lambda: (lambda s: s if "error" in s else None)(self.slurm_status()),
                           3 * HANG, "the failed query in status")
         self.assertEqual(len(status["partitions"]), 3, "the last good answer is kept")

@@ -522,7 +522,9 @@ class DaemonTestCase(unittest.TestCase):
         # (Less 50 ms: the engine's slack for wake-up jitter.)
         self.assertGreaterEqual(usage["window_s"], window - 0.05, event)
         if cpu is not None:
-            self.assertGreater(usage["cpu_cores"], cpu, event)
+            # The event's figure is rounded (to 0.001): the engine's own,
+            # above the threshold, may print as the threshold itself.
+            self.assertGreaterEqual(usage["cpu_cores"], cpu, event)
 
 
 class Account:

@@ -148,14 +148,15 @@ class EarlyBase(Base):
         proc = self.procs.start([self.miner, "1", "0.05"], user)
         event = self.daemon.wait_event(HANG, event="forbidden_process", uid=user.pw_uid)
         self.assertEqual(event["processes"][0]["pid"], proc.pid)
-        # The second sample, or (enforcing) the third: the test starts the
-        # miner as cron starts a job, taking the user's uid outside their
-        # cgroup, which brings a sample forward too.  One more when the
-        # user directory had not answered about this new user at the
-        # first of them (its first answer brings a sample forward).  The
-        # next regular one is minutes away.
-        self.assertIn(self.daemon.samples(), (2, 3, 4) if self.mode == "enforce" else (2, 3),
-                      "judged by a sample the exec brought forward")
+        # Judged by a sample after the start-up one, and every such sample
+        # was brought forward: the next regular one is four minutes away,
+        # and the event came within the hang guard.  (How many came
+        # forward is not the point: the exec, the process arriving outside
+        # its user's cgroup when enforcing, the user directory's first
+        # answer about this new user each bring one; a busy machine can
+        # take them one by one.)
+        self.assertGreaterEqual(self.daemon.samples(), 2,
+                                "judged by a sample the exec brought forward")
         return proc
 
 

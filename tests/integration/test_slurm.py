@@ -59,16 +59,25 @@ echo "sbatch: Job 7 to start at 2026-11-28T23:23:44 using 1 processors on nodes 
 """
 
 
+def slurm_policy(parent, workdir, channels, refresh):
+    """A policy that throttles a 1-core hog within WINDOW and asks Slurm."""
+    return lgtest.policy(
+        lgtest.enforcing(parent, workdir, sample_interval=f"{SAMPLE:g}s"),
+        violation=lgtest.violation(CPU, WINDOW),
+        levels=[lgtest.level("throttled", cpu=0.15, memory="1G", stop=False, duration="10m")],
+        notify={"channels": channels, "rate_limit": "1h", "slurm": "yes",
+                "slurm_refresh": refresh})
+
+
+def slurm_status(daemon):
+    """status' Slurm part, as loginguardctl status --json gives it."""
+    return json.loads(daemon.ctl("status", "--json"))["slurm"]
+
+
 class Slurm(lgtest.DaemonTestCase):
     @classmethod
     def policy(cls):
-        return lgtest.policy(
-            lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s"),
-            violation=lgtest.violation(CPU, WINDOW),
-            levels=[lgtest.level("throttled", cpu=0.15, memory="1G", stop=False,
-                                 duration="10m")],
-            notify={"channels": "login", "rate_limit": "1h", "slurm": "yes",
-                    "slurm_refresh": "30s"})
+        return slurm_policy(cls.parent, cls.workdir, "login", "30s")
 
     @classmethod
     def prepare(cls):
@@ -100,7 +109,7 @@ class Slurm(lgtest.DaemonTestCase):
             f.write(text)
 
     def slurm_status(self):
-        return json.loads(self.daemon.ctl("status", "--json"))["slurm"]
+        return slurm_status(self.daemon)
 
     def answered(self, after=0):
         """The daemon's Slurm view once it has read the partitions (the

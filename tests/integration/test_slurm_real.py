@@ -6,7 +6,6 @@ renamed in slurm.conf shows up in the next notice; with slurmctld
 stopped, notices still go out at once.  (The VM's system test runs a
 Slurm with cgroup v2 job cgroups; this one is the cheaper host half.)"""
 
-import json
 import os
 import re
 import signal
@@ -15,11 +14,9 @@ import subprocess
 import lgtest
 from lgtest import wait_for
 from slurmserver import SlurmServer
+from test_slurm import WINDOW, slurm_policy, slurm_status
 
 HANG = lgtest.HANG
-SAMPLE = 0.5
-WINDOW = 2.0
-CPU = 0.3
 
 # Writes what it was run as, /proc/self/cmdline and its working
 # directory, into RECORDS/<job id>, or RECORDS/login-<uid> on the login
@@ -48,13 +45,7 @@ PARTITIONS = [
 class RealSlurm(lgtest.DaemonTestCase):
     @classmethod
     def policy(cls):
-        return lgtest.policy(
-            lgtest.enforcing(cls.parent, cls.workdir, sample_interval=f"{SAMPLE:g}s"),
-            violation=lgtest.violation(CPU, WINDOW),
-            levels=[lgtest.level("throttled", cpu=0.15, memory="1G", stop=False,
-                                 duration="10m")],
-            notify={"channels": "tty, login", "rate_limit": "1h", "slurm": "yes",
-                    "slurm_refresh": "10s"})
+        return slurm_policy(cls.parent, cls.workdir, "tty, login", "10s")
 
     @classmethod
     def prepare(cls):
@@ -88,7 +79,7 @@ class RealSlurm(lgtest.DaemonTestCase):
             self.slurm_status()), 3 * HANG, "the daemon's Slurm view without an error")
 
     def slurm_status(self):
-        return json.loads(self.daemon.ctl("status", "--json"))["slurm"]
+        return slurm_status(self.daemon)
 
     def partitions_read(self, names):
         wait_for(lambda: [p["name"] for p in self.slurm_status().get("partitions", [])] == names,

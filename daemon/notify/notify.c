@@ -314,7 +314,8 @@ static json_t *unchecked_why(const struct notifier *nt, const struct notice_fact
     if (!nt->slurm || !nt->slurm->enabled || !notice_suggest_input(f, NULL, &in))
         return NULL;
     const char *why = !nt->slurm->sbatch[0] ? "no sbatch on the daemon's PATH"
-                                            : "too many checks under way";
+                      : nt->jobs->check_count == SLURM_CHECKS_MAX ? "too many checks under way"
+                                                                  : "the check's child could not start";
     return json_pack("{s:s, s:o}", "outcome", "unchecked", "why",
                      json_from_bytes(why, strlen(why)));
 }

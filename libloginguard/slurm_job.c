@@ -64,14 +64,24 @@ static int64_t v1_job(const char *path, const char *end)
 
 /* Slurm's cgroup/v2 plugin under systemd: the job's cgroups are below
  * slurmstepd.scope, which slurmd makes directly below /system.slice
- * (root's); a slurmstepd.scope anywhere else (in a user's own subtree:
+ * (root's), or NODE_slurmstepd.scope where Slurm is built to run several
+ * slurmd on one host (Debian's is: loginnode_slurmstepd.scope, seen on
+ * the VM); a slurmstepd.scope anywhere else (in a user's own subtree:
  * /user.slice/.../app.slice/slurmstepd.scope/job_5) is no job's. */
 static int64_t v2_job(const char *path, const char *end)
 {
+    static const char scope[] = "slurmstepd.scope/";
+    const size_t len = sizeof(scope) - 1;
     const char *p;
-    if (!starts(path, end, "system.slice/slurmstepd.scope/", &p))
+    if (!starts(path, end, "system.slice/", &p))
         return -1;
-    return job_at(p, end);
+    const char *slash = memchr(p, '/', (size_t)(end - p));
+    if (!slash || (size_t)(slash + 1 - p) < len || memcmp(slash + 1 - len, scope, len) != 0)
+        return -1;
+    const char *name_end = slash + 1 - len; /* the node's name ends here, with '_' */
+    if (name_end != p && (name_end - p < 2 || name_end[-1] != '_'))
+        return -1;
+    return job_at(slash + 1, end);
 }
 
 /* One line of /proc/PID/cgroup: "ID:CONTROLLERS:PATH".  The path is

@@ -23,8 +23,9 @@
  *  - cgroup v1: a hierarchy line whose path starts at the hierarchy's
  *    root with /slurm/uid_U/job_N (Slurm's cgroup/v1 plugin makes them
  *    there, below the mount of each controller);
- *  - cgroup v2: the one line 0::/system.slice/slurmstepd.scope/job_N
- *    (Slurm's cgroup/v2 plugin, on a host with the v2 hierarchy alone).
+ *  - cgroup v2: the one line 0::/system.slice/slurmstepd.scope/job_N, or
+ *    .../NODE_slurmstepd.scope/job_N (Slurm's cgroup/v2 plugin, on a
+ *    host with the v2 hierarchy alone).
  * Text that is not laid out as the kernel writes it is no job's. */
 int64_t slurm_job_of_cgroup(const char *text, size_t len);
 

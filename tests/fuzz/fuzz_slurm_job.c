@@ -27,7 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (job > 0) {
         /* Only where Slurm makes its cgroups, and the job it names. */
         FUZZ_CHECK(holds(text, size, ":/slurm/uid_") ||
-                   holds(text, size, "0::/system.slice/slurmstepd.scope/"));
+                   (holds(text, size, "0::/system.slice/") &&
+                    holds(text, size, "slurmstepd.scope/job_")));
         snprintf(name, sizeof(name), "/job_%lld", (long long)job);
         FUZZ_CHECK(holds(text, size, name));
     }

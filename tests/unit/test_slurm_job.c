@@ -37,6 +37,12 @@ static void test_v2_job(void **state)
     assert_int_equal(job_of("0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_0\n"), 77);
     assert_int_equal(job_of("0::/system.slice/slurmstepd.scope/job_77/step_extern/slurm\n"), 77);
     assert_int_equal(job_of("0::/system.slice/slurmstepd.scope/job_77"), 77);
+    /* Built for several slurmd on one host (Debian's 22.05): the scope
+     * is named for the node. */
+    assert_int_equal(job_of("0::/system.slice/loginnode_slurmstepd.scope/job_4/step_0/user/"
+                            "task_0\n"),
+                     4);
+    assert_int_equal(job_of("0::/system.slice/n_slurmstepd.scope/job_4\n"), 4);
     /* slurmstepd itself, and slurmd: Slurm's, but no job's. */
     assert_int_equal(job_of("0::/system.slice/slurmstepd.scope/system\n"), -1);
     assert_int_equal(job_of("0::/system.slice/slurmd.service\n"), -1);
@@ -67,6 +73,8 @@ static void test_a_users_own_cgroups_name_no_job(void **state)
     assert_int_equal(job_of(text), -1);
     snprintf(text, sizeof(text), "0::%s/system.slice/slurmstepd.scope/job_5\n", own);
     assert_int_equal(job_of(text), -1);
+    snprintf(text, sizeof(text), "0::%s/system.slice/n_slurmstepd.scope/job_5\n", own);
+    assert_int_equal(job_of(text), -1);
     snprintf(text, sizeof(text), "1:name=systemd:%s/slurm/uid_1000/job_5\n0::/\n", own);
     assert_int_equal(job_of(text), -1);
     /* Below another cgroup (a container's, a test's): not Slurm's layout. */
@@ -81,6 +89,11 @@ static void test_a_users_own_cgroups_name_no_job(void **state)
     assert_int_equal(job_of("0::/system.slice/slurmstepd.scope/job_99999999999999999999\n"), -1);
     assert_int_equal(job_of("0::/system.slice/slurmstepd.scopex/job_5\n"), -1);
     assert_int_equal(job_of("0::/system.slice//slurmstepd.scope/job_5\n"), -1);
+    assert_int_equal(job_of("0::/system.slice/_slurmstepd.scope/job_5\n"), -1);
+    assert_int_equal(job_of("0::/system.slice/xslurmstepd.scope/job_5\n"), -1);
+    assert_int_equal(job_of("0::/system.slice/slurmstepd.scope.scope/job_5\n"), -1);
+    assert_int_equal(job_of("0::/system.slice/a/n_slurmstepd.scope/job_5\n"), -1);
+    assert_int_equal(job_of("0::/user.slice/n_slurmstepd.scope/job_5\n"), -1);
     assert_int_equal(job_of("3:memory:/slurm/uid_/job_5\n"), -1);
     assert_int_equal(job_of("3:memory:/slurm/uid_1000/job_5:\n"), -1);
     assert_int_equal(job_of("3:memory:/slurmx/uid_1000/job_5\n"), -1);

@@ -66,9 +66,12 @@ trap 'exit 1' HUP INT TERM
 root="$work/rootfs"
 
 # The run-time libraries of loginguard's packages are in the image, so
-# that dpkg -i works without network inside.
+# that dpkg -i works without network inside.  Slurm (Debian's 22.05) and
+# munge are there for the scenario that makes the node its own cluster;
+# they start only when it configures them (below).
 packages="usr-is-merged,systemd,systemd-sysv,udev,dbus,libpam-systemd,openssh-server,iproute2,sudo,procps,kmod,
-libjansson4,libcgroup2,libre2-9,libnettle8,zlib1g,libpq5,libstdc++6,libgcc-s1,libpam-runtime,logrotate,libpam-modules"
+libjansson4,libcgroup2,libre2-9,libnettle8,zlib1g,libpq5,libstdc++6,libgcc-s1,libpam-runtime,logrotate,libpam-modules,
+munge,slurmctld,slurmd,slurm-client"
 packages=$(echo "$packages" | tr -d '\n')
 echo "$mirrors" | sed 's/^/  /' >&2
 # shellcheck disable=SC2086
@@ -147,6 +150,13 @@ ExecStart=/bin/sh -c 'echo LOGINGUARD-VM-READY >/dev/ttyS0'
 WantedBy=multi-user.target
 EOF
 chroot "$root" systemctl -q enable vm-ready.service
+# Slurm's daemons and munge start only in the scenario that writes
+# slurm.conf: the other scenarios' node has none of them running.
+for s in munge slurmctld slurmd; do
+    chroot "$root" systemctl -q disable "$s"
+done
+[ -s "$root/etc/munge/munge.key" ] || chroot "$root" mungekey -c
+chroot "$root" chown munge: /etc/munge/munge.key
 printf 'UseDNS no\nPermitRootLogin prohibit-password\n' >"$root/etc/ssh/sshd_config.d/vm.conf"
 ssh-keygen -q -t ed25519 -N '' -C loginguard-vm -f "$work/id_ed25519"
 chroot "$root" groupadd -f wheel

@@ -14,6 +14,7 @@ cgroupfs backend on cgroup v2.  Timings of the package build, the image
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -22,6 +23,8 @@ import sys
 import tempfile
 import time
 import traceback
+
+import slurm_node
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALICE, BOB = 1001, 1002
@@ -248,6 +251,16 @@ class VM:
     def out(self, command, user="root", shared=True):
         return self.run(command, user, shared=shared).stdout
 
+    def put(self, path, data, mode=0o644):
+        """data (bytes) into root's file path on the node."""
+        subprocess.run(self.ssh_args("root") + [f"cat >{path} && chmod {mode:o} {path}"],
+                       input=data, check=True, timeout=120)
+
+    def read(self, path):
+        """The bytes of a file on the node."""
+        return subprocess.run(self.ssh_args("root") + [f"cat {path}"], capture_output=True,
+                              check=True, timeout=120).stdout
+
     def session(self, user, command, log, typed=None):
         """A login over ssh -tt running command (None: a login shell, which
         is where sshd shows what PAM said, with typed as its input), its
@@ -370,6 +383,11 @@ class Node:
 
 def session_output(p):
     with open(p.log, errors="replace") as f:
+        return f.read()
+
+
+def session_bytes(p):
+    with open(p.log, "rb") as f:
         return f.read()
 
 
@@ -765,6 +783,174 @@ def memory_held_on_v2(node):
             say("  and the VM's own policy was not reloaded after it")
 
 
+# ---- Slurm: the node is its own cluster ----
+
+DAVE = 1004
+SPIN = "while :; do :; done"
+
+
+def slurm_status(node):
+    return json.loads(node.vm.out("loginguardctl --json status"))["slurm"]
+
+
+def start_slurm(node):
+    """munge, slurmctld and slurmd as systemd starts them (slurmd
+    delegated its cgroup: job cgroups below system.slice/loginnode_slurmstepd.scope),
+    dave a user of the scenario's own, and the daemon's reading of the
+    partitions (a reload asks Slurm at once)."""
+    vm = node.vm
+    vm.put("/etc/slurm/slurm.conf", slurm_node.SLURM_CONF.encode())
+    vm.put("/etc/slurm/cgroup.conf", slurm_node.CGROUP_CONF.encode())
+    vm.put("/usr/local/bin/lgrecord", slurm_node.RECORDER, 0o755)
+    vm.out(f"groupadd slurmx && useradd -m -s /bin/bash -u {DAVE} dave && "
+           "install -d -o dave -g dave -m 700 /home/dave/.ssh && "
+           "install -o dave -g dave -m 600 /root/.ssh/authorized_keys /home/dave/.ssh/ && "
+           f"install -d -m 1777 {slurm_node.RECORDS} && "
+           "systemctl start munge slurmctld slurmd")
+    wait_for(lambda: vm.run("sinfo -h -N -o %t", check=False).stdout.split()[:1] == ["idle"],
+             HANG, "the Slurm node idle")
+    vm.out("systemctl reload loginguard")
+    names = wait_for(lambda: [p["name"] for p in slurm_status(node).get("partitions", [])]
+                     if "error" not in slurm_status(node) else None, HANG,
+                     "the daemon's reading of the partitions")
+    assert names == ["restricted", "batch", "interactive"], names
+
+
+def slurm_job(node, job):
+    return slurm_node.job_fields(node.vm.out(f"scontrol show job --oneliner {job}"))
+
+
+def slurm_job_done(node, job):
+    return wait_for(lambda: (lambda j: j if j.get("JobState") in
+                             ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT") else None)(
+                                 slurm_job(node, job)), HANG, f"Slurm job {job} to end")
+
+
+def slurm_notice_runs_as_job(node):
+    """dave's hog over ssh, run with hostile arguments from a directory
+    with a space in its name: the notice's sbatch line, taken from his
+    terminal as he saw it and run as him, is a job that completes on
+    batch within its MaxTime, having run the same program the same way
+    (its record, byte for byte); the srun --pty line runs it on a
+    terminal on interactive.  The restricted default, not for his
+    groups, is never offered."""
+    vm = node.vm
+    start_slurm(node)
+    cwd = b"/home/dave/run dir"
+    vm.out("install -d -o dave -g dave '/home/dave/run dir'")
+    vm.put("/usr/local/bin/dave-hog", slurm_node.start_script(cwd, b"/usr/local/bin/lgrecord"),
+           0o755)
+    p, seen = settled_login(node, "dave", "dave", "/usr/local/bin/dave-hog")
+    node.wait_event(WINDOW + HANG, after=seen, event="violation", user="dave")
+    notice = node.wait_event(HANG, event="notice", channel="tty", user="dave")
+    check = notice["slurm_check"]
+    assert (check["outcome"], check["partition"]) == ("accepted", "batch"), notice
+    assert "restricted: not allowed for your groups" in check["said"], notice
+    text = wait_for(lambda: (lambda t: t if b"--pty" in t else None)(session_bytes(p)), HANG,
+                    "the notice's srun line in dave's session")
+    assert b"restricted" not in text, text
+    say("  dave's session shows:\n" + text.decode(errors="replace").split("***", 1)[-1].rstrip())
+    login = vm.read(f"{slurm_node.RECORDS}/login-{DAVE}")
+    assert login.startswith(cwd + b"\n"), login
+    vm.out(f"pkill -KILL -u dave -f lgrecord; rm {slurm_node.RECORDS}/login-{DAVE}")
+
+    sbatch = slurm_node.command_line(text, b"sbatch")
+    assert sbatch.startswith(b"sbatch -p batch -c 1 --mem=1G -t 00:30:00 -D "), sbatch
+    r = vm.run(sbatch, user="dave")
+    job = re.search(r"Submitted batch job (\d+)", r.stdout).group(1)
+    state = slurm_job_done(node, job)
+    assert (state["JobState"], state["Partition"], state["TimeLimit"]) == \
+        ("COMPLETED", "batch", "00:30:00"), state
+    ran = vm.read(f"{slurm_node.RECORDS}/{job}")
+    assert ran == login, (ran, login, vm.out(f"cat '/home/dave/run dir/slurm-{job}.out'"))
+
+    srun = slurm_node.command_line(text, b"srun")
+    assert srun.startswith(b"srun -p interactive "), srun
+    s = node.login("dave", srun, "dave-srun")
+    wait_for(lambda: s.poll() is not None, HANG, "the srun line to end")
+    records = vm.out(f"ls {slurm_node.RECORDS}").split()
+    jobs = [n for n in records if n != job]
+    assert len(jobs) == 1, (records, session_output(s))
+    ran = vm.read(f"{slurm_node.RECORDS}/{jobs[0]}")
+    assert ran == login, (ran, login, session_output(s))
+    assert slurm_job(node, jobs[0])["Partition"] == "interactive"
+    say(f"  job {job} on batch and job {jobs[0]} on interactive ran dave's program "
+        f"as his login ran it: {login!r}")
+
+
+def job_task(node, user):
+    """The pid and cgroup of user's shell loop in a Slurm job, or None."""
+    for line in node.vm.out(f"for p in $(pgrep -u {user} -x sh); do "
+                            "echo $p $(cat /proc/$p/cgroup 2>/dev/null); done").splitlines():
+        pid, _, cgroup = line.partition(" ")
+        if "slurmstepd.scope/job_" in cgroup:
+            return int(pid), cgroup
+    return None
+
+
+def slurm_job_left_alone(node):
+    """A salloc job of dave's at full CPU on the node (its own compute
+    node): not judged, not moved, not stopped; his hog outside the job is
+    judged, throttled, then stopped.  The hog is salloc's sibling, both
+    his shell's children, as a user runs them: loginguard ends what a
+    program it stops started, and salloc ended ends its job.  With
+    slurmctld stopped meanwhile, his notice still goes out, from the last
+    answer, whose age status shows, and the samples go on."""
+    vm = node.vm
+    forgiven = len(node.events(event="user_forgiven", user="dave"))
+    vm.out("loginguardctl forgive dave --reason 'the next scenario'")
+    node.wait_event(HANG, after=forgiven, event="user_forgiven", user="dave")
+    go = "/tmp/dave-outside.go"
+    vm.out(f"rm -f {go}; mkfifo -m 0644 {go}")
+    p, seen = settled_login(
+        node, "dave", "dave-salloc",
+        f"salloc -p interactive srun sh -c '{SPIN}' >/tmp/salloc.out 2>&1 & "
+        f"read go < {go}; sh -c '{SPIN}' & wait")
+    try:
+        pid, cgroup = wait_for(lambda: job_task(node, "dave"), HANG, "the salloc job's loop")
+        job = re.search(r"/job_(\d+)/", cgroup).group(1)
+        first = node.samples()
+        wait_for(lambda: node.samples() >= first + 2 * WINDOW // SAMPLE, HANG,
+                 "two windows of samples")
+        assert len(node.events(event="violation", user="dave")) == seen, \
+            node.events(event="violation", user="dave")
+        why = vm.out(f"loginguardctl why {pid}")
+        assert f"part of Slurm job {job}" in why, why
+        users = json.loads(vm.out("loginguardctl --json status --all"))["users"]
+        row = next(u for u in users if u["uid"] == DAVE)
+        assert row["slurm_jobs"] == 1 and row["cpu_cores"] < VIOLATION, row
+        say(f"  dave's salloc job {job}: {row['slurm_cpu_cores']:.2f} cores in {cgroup}, "
+            f"his own {row['cpu_cores']:.2f}")
+
+        vm.out("systemctl stop slurmctld && systemctl reload loginguard")
+        wait_for(lambda: "error" in slurm_status(node), HANG, "the failed query in status")
+        notices = len(node.events(event="notice", channel="tty", user="dave"))
+        stops = len(node.events(event="violation", user="dave", level_after=2))
+        first = node.samples()
+        vm.out(f"timeout 30 sh -c 'echo go > {go}'")
+        v = node.wait_event(WINDOW + HANG, after=seen, event="violation", user="dave")
+        assert pid not in [q["pid"] for q in v["processes"]], v
+        notice = node.wait_event(HANG, after=notices, event="notice", channel="tty", user="dave")
+        assert notice["slurm_check"]["outcome"] == "unchecked", notice
+        wait_for(lambda: b"sbatch -p batch " in session_bytes(p).split(b"***")[-1], HANG,
+                 "the notice's sbatch line, from the last answer, in dave's session")
+        status = vm.out("loginguardctl status")
+        assert "slurm: the last query failed" in status, status
+        say("  status says: " + "\n    ".join(l for l in status.splitlines()
+                                                if l.startswith("slurm:")))
+        assert node.samples() >= first + 1
+        # Still above the line while throttled: the next level stops his
+        # loop outside the job; the job's runs on where Slurm put it.
+        node.wait_event(WINDOW + HANG, after=stops, event="violation", user="dave", level_after=2)
+        wait_for(lambda: not vm.run(f"pgrep -u dave -x sh | grep -vx {pid}", check=False).stdout,
+                 HANG, "dave's loop outside the job stopped")
+        assert job_task(node, "dave") == (pid, cgroup)
+        state = vm.out(f"ps -o stat= -p {pid}").strip()
+        assert state.startswith("R") or state.startswith("S"), state
+    finally:
+        vm.run("pkill -KILL -u dave; systemctl stop slurmd slurmctld munge", check=False)
+
+
 def purge_leaves_nothing(node):
     """apt-get purge: no daemon, no limit, no cgroup of loginguard's, no
     state or log left; the users' processes run on, unthrottled."""
@@ -827,6 +1013,9 @@ SCENARIOS = [
     ("restart, SIGKILL, reload/start with a config error", penalty_survives_restart),
     ("me and forgive", me_and_forgive),
     ("a level's memory on v2: memory.high, memory.max, the kernel's OOM", memory_held_on_v2),
+    # Slurm's job cgroups are systemd's on either backend: once is enough.
+    ("Slurm: the notice's lines run as jobs", slurm_notice_runs_as_job, "auto"),
+    ("Slurm: a salloc job left alone, the hog outside judged", slurm_job_left_alone, "auto"),
     ("purge leaves no limit", purge_leaves_nothing),
 ]
 
@@ -866,7 +1055,7 @@ def at_failure(node):
     return "\n".join(["  the node:", state] + shown)
 
 
-def run_backend(backend, image, debs, workdir, upgrade):
+def run_backend(backend, image, debs, workdir, upgrade, only=None):
     passed = failed = 0
     vm = VM(image, workdir)
     node = Node(vm, backend)
@@ -874,7 +1063,10 @@ def run_backend(backend, image, debs, workdir, upgrade):
     try:
         timed(f"[{label}] boot", vm.boot)
         timed(f"[{label}] install", install, node, debs, upgrade)
-        for name, fn in SCENARIOS:
+        for name, fn, *backends in SCENARIOS:
+            if backends and backend not in backends or only and not any(
+                    o in name for o in only) and name != "share at login":
+                continue
             try:
                 timed(f"[{label}] {name}", fn, node)
                 say(f"ok: [{label}] {name}")
@@ -919,6 +1111,8 @@ def main():
                      "loginguard-vm")))
     ap.add_argument("--debs", help="use these .debs' directory instead of building them")
     ap.add_argument("--only", choices=["auto", "cgroupfs"])
+    ap.add_argument("--scenario", action="append", help="run only the scenarios whose names "
+                    "hold this text (and share at login, which every one needs)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("vmtest.py: run as root (the image is built with mmdebstrap and chroot)")
@@ -955,7 +1149,8 @@ def main():
         passed = failed = 0
         backends = [args.only] if args.only else ["auto", "cgroupfs"]
         for backend in backends:
-            p, f = run_backend(backend, image, debs, workdir, upgrade=backend == backends[0])
+            p, f = run_backend(backend, image, debs, workdir, upgrade=backend == backends[0],
+                               only=args.scenario)
             passed += p
             failed += f
     finally:

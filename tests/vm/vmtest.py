@@ -477,23 +477,29 @@ def settled_login(node, user, name, command):
     wait_for(lambda: "LOGGED-IN" in session_output(p) or p.poll() is not None, HANG,
              f"{user}'s login")
     assert "LOGGED-IN" in session_output(p), session_output(p)
-    for _ in range(3):
-        first = node.samples()
-        wait_for(lambda: node.samples() >= first + WINDOW // SAMPLE + 1, HANG,
-                 "a window of samples after the login")
-        judged = len(node.events(event="violation", user=user))
-        if judged == seen:
-            break
-        seen = judged
-        say(f"  {user}'s login itself was judged: forgiven before the test's command")
-        forgiven = len(node.events(event="user_forgiven", user=user))
-        node.vm.out(f"loginguardctl forgive {user} --reason 'the login, not the test'")
-        node.wait_event(HANG, after=forgiven, event="user_forgiven", user=user)
-    else:
-        raise AssertionError(f"{user}'s idle login judged three windows running")
+    forgive_until_quiet(node, user, seen, "the login")
     assert p.poll() is None, f"{user}'s login ended before its command: " + session_output(p)
     node.vm.out(f"timeout 30 sh -c 'echo go > {go}'")
     return p, len(node.events(event="violation", user=user))
+
+
+def forgive_until_quiet(node, user, seen, what):
+    """A window of samples; a judgment of user's meanwhile (seen: their
+    violations before), drawn by what, is forgiven as an admin would,
+    until a whole window passes without one.  Their violations then."""
+    for _ in range(3):
+        first = node.samples()
+        wait_for(lambda: node.samples() >= first + WINDOW // SAMPLE + 1, HANG,
+                 f"a window of samples after {what}")
+        judged = len(node.events(event="violation", user=user))
+        if judged == seen:
+            return seen
+        seen = judged
+        say(f"  {user} was judged for {what}: forgiven before the test goes on")
+        forgiven = len(node.events(event="user_forgiven", user=user))
+        node.vm.out(f"loginguardctl forgive {user} --reason '{what}, not the test'")
+        node.wait_event(HANG, after=forgiven, event="user_forgiven", user=user)
+    raise AssertionError(f"{user} judged three windows running after {what}")
 
 
 def hog_is_throttled(node):
@@ -789,16 +795,33 @@ DAVE = 1004
 SPIN = "while :; do :; done"
 
 
+def event_ms(event):
+    """An event's time, in milliseconds of its day."""
+    clock = event["time"].split("T")[1].rstrip("Z")
+    h, m, sec = clock.split(":")
+    return round(((int(h) * 60 + int(m)) * 60 + float(sec)) * 1000)
+
+
 def slurm_status(node):
     return json.loads(node.vm.out("loginguardctl --json status"))["slurm"]
 
 
+SLURM_DROPIN = "/etc/loginguard/conf.d/zz-slurm.conf"
+
+
+def partition_names(node):
+    return [p["name"] for p in slurm_status(node).get("partitions", [])]
+
+
 def start_slurm(node):
     """munge, slurmctld and slurmd as systemd starts them (slurmd
-    delegated its cgroup: job cgroups below system.slice/loginnode_slurmstepd.scope),
-    dave a user of the scenario's own, and the daemon's reading of the
-    partitions (a reload asks Slurm at once)."""
+    delegated its cgroup: job cgroups below
+    system.slice/loginnode_slurmstepd.scope), dave a user of the
+    scenario's own, and the daemon's reading of the partitions: asked
+    every 10 s for the Slurm scenarios (a drop-in they remove), and at
+    once by the reload that reads it."""
     vm = node.vm
+    vm.put(SLURM_DROPIN, b"[notify]\nslurm_refresh = 10s\n")
     vm.put("/etc/slurm/slurm.conf", slurm_node.SLURM_CONF.encode())
     vm.put("/etc/slurm/cgroup.conf", slurm_node.CGROUP_CONF.encode())
     vm.put("/usr/local/bin/lgrecord", slurm_node.RECORDER, 0o755)
@@ -810,9 +833,8 @@ def start_slurm(node):
     wait_for(lambda: vm.run("sinfo -h -N -o %t", check=False).stdout.split()[:1] == ["idle"],
              HANG, "the Slurm node idle")
     vm.out("systemctl reload loginguard")
-    names = wait_for(lambda: [p["name"] for p in slurm_status(node).get("partitions", [])]
-                     if "error" not in slurm_status(node) else None, HANG,
-                     "the daemon's reading of the partitions")
+    names = wait_for(lambda: partition_names(node) if "error" not in slurm_status(node)
+                     else None, HANG, "the daemon's reading of the partitions")
     assert names == ["restricted", "batch", "interactive"], names
 
 
@@ -841,13 +863,19 @@ def slurm_notice_runs_as_job(node):
     vm.put("/usr/local/bin/dave-hog", slurm_node.start_script(cwd, b"/usr/local/bin/lgrecord"),
            0o755)
     p, seen = settled_login(node, "dave", "dave", "/usr/local/bin/dave-hog")
-    node.wait_event(WINDOW + HANG, after=seen, event="violation", user="dave")
-    notice = node.wait_event(HANG, event="notice", channel="tty", user="dave")
+    # What his terminal shows from here: a notice his login drew (then
+    # forgiven) is before.
+    shown = len(session_bytes(p))
+    notices = len(node.events(event="notice", channel="tty", user="dave"))
+    v = node.wait_event(WINDOW + HANG, after=seen, event="violation", user="dave")
+    notice = node.wait_event(HANG, after=notices, event="notice", channel="tty", user="dave")
     check = notice["slurm_check"]
     assert (check["outcome"], check["partition"]) == ("accepted", "batch"), notice
+    say(f"  sbatch --test-only as dave: {check['ms']} ms; the violation's event to the "
+        f"notice's: {event_ms(notice) - event_ms(v)} ms")
     assert "restricted: not allowed for your groups" in check["said"], notice
-    text = wait_for(lambda: (lambda t: t if b"--pty" in t else None)(session_bytes(p)), HANG,
-                    "the notice's srun line in dave's session")
+    text = wait_for(lambda: (lambda t: t if b"--pty" in t else None)(session_bytes(p)[shown:]),
+                    HANG, "the notice's srun line in dave's session")
     assert b"restricted" not in text, text
     say("  dave's session shows:\n" + text.decode(errors="replace").split("***", 1)[-1].rstrip())
     login = vm.read(f"{slurm_node.RECORDS}/login-{DAVE}")
@@ -861,6 +889,8 @@ def slurm_notice_runs_as_job(node):
     state = slurm_job_done(node, job)
     assert (state["JobState"], state["Partition"], state["TimeLimit"]) == \
         ("COMPLETED", "batch", "00:30:00"), state
+    say(f"  {r.stdout.strip()}: " + " ".join(f"{k}={state[k]}" for k in (
+        "JobState", "Partition", "TimeLimit", "RunTime", "ExitCode")))
     ran = vm.read(f"{slurm_node.RECORDS}/{job}")
     assert ran == login, (ran, login, vm.out(f"cat '/home/dave/run dir/slurm-{job}.out'"))
 
@@ -893,9 +923,11 @@ def slurm_job_left_alone(node):
     node): not judged, not moved, not stopped; his hog outside the job is
     judged, throttled, then stopped.  The hog is salloc's sibling, both
     his shell's children, as a user runs them: loginguard ends what a
-    program it stops started, and salloc ended ends its job.  With
-    slurmctld stopped meanwhile, his notice still goes out, from the last
-    answer, whose age status shows, and the samples go on."""
+    program it stops started, and salloc ended ends its job.  Before the
+    hog, batch is renamed compute in slurm.conf (scontrol reconfigure),
+    then slurmctld stops: his notice still goes out, from the last
+    answer, which has the new name, with its age in status, and the
+    samples go on."""
     vm = node.vm
     forgiven = len(node.events(event="user_forgiven", user="dave"))
     vm.out("loginguardctl forgive dave --reason 'the next scenario'")
@@ -906,9 +938,14 @@ def slurm_job_left_alone(node):
         node, "dave", "dave-salloc",
         f"salloc -p interactive srun sh -c '{SPIN}' >/tmp/salloc.out 2>&1 & "
         f"read go < {go}; sh -c '{SPIN}' & wait")
+    passed = False
     try:
         pid, cgroup = wait_for(lambda: job_task(node, "dave"), HANG, "the salloc job's loop")
         job = re.search(r"/job_(\d+)/", cgroup).group(1)
+        # salloc's and srun's own start (Slurm's clients, his, outside the
+        # job) is a burst of CPU under emulation; the job's loop, were it
+        # counted, would be judged at every window.
+        seen = forgive_until_quiet(node, "dave", seen, "salloc and srun starting")
         first = node.samples()
         wait_for(lambda: node.samples() >= first + 2 * WINDOW // SAMPLE, HANG,
                  "two windows of samples")
@@ -922,17 +959,25 @@ def slurm_job_left_alone(node):
         say(f"  dave's salloc job {job}: {row['slurm_cpu_cores']:.2f} cores in {cgroup}, "
             f"his own {row['cpu_cores']:.2f}")
 
-        vm.out("systemctl stop slurmctld && systemctl reload loginguard")
+        # batch renamed in slurm.conf: the daemon reads it at its next
+        # query, with no word to loginguard; then slurmctld stops, and the
+        # query after fails.
+        vm.out("sed -i 's/^PartitionName=batch /PartitionName=compute /' /etc/slurm/slurm.conf "
+               "&& scontrol reconfigure")
+        wait_for(lambda: partition_names(node) == ["restricted", "compute", "interactive"],
+                 HANG, "the renamed partition in the daemon's reading")
+        vm.out("systemctl stop slurmctld")
         wait_for(lambda: "error" in slurm_status(node), HANG, "the failed query in status")
         notices = len(node.events(event="notice", channel="tty", user="dave"))
         stops = len(node.events(event="violation", user="dave", level_after=2))
         first = node.samples()
+        shown = len(session_bytes(p))
         vm.out(f"timeout 30 sh -c 'echo go > {go}'")
         v = node.wait_event(WINDOW + HANG, after=seen, event="violation", user="dave")
         assert pid not in [q["pid"] for q in v["processes"]], v
         notice = node.wait_event(HANG, after=notices, event="notice", channel="tty", user="dave")
         assert notice["slurm_check"]["outcome"] == "unchecked", notice
-        wait_for(lambda: b"sbatch -p batch " in session_bytes(p).split(b"***")[-1], HANG,
+        wait_for(lambda: b"sbatch -p compute " in session_bytes(p)[shown:], HANG,
                  "the notice's sbatch line, from the last answer, in dave's session")
         status = vm.out("loginguardctl status")
         assert "slurm: the last query failed" in status, status
@@ -947,8 +992,18 @@ def slurm_job_left_alone(node):
         assert job_task(node, "dave") == (pid, cgroup)
         state = vm.out(f"ps -o stat= -p {pid}").strip()
         assert state.startswith("R") or state.startswith("S"), state
+        passed = True
     finally:
-        vm.run("pkill -KILL -u dave; systemctl stop slurmd slurmctld munge", check=False)
+        # The scenarios after run on the VM's own policy, with no Slurm.
+        reloads = len(node.events(event="config_reloaded"))
+        vm.run(f"pkill -KILL -u dave; systemctl stop slurmd slurmctld munge; rm -f {SLURM_DROPIN}"
+               " && systemctl reload loginguard", check=False)
+        try:
+            node.wait_event(HANG, after=reloads, event="config_reloaded")
+        except AssertionError:
+            if passed:
+                raise
+            say("  and the VM's own policy was not reloaded after it")
 
 
 def purge_leaves_nothing(node):

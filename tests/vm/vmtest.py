@@ -776,17 +776,21 @@ def memory_held_on_v2(node):
         assert "CAROL-OUT" in session_output(p), session_output(p)
         passed = True
     finally:
-        # The scenarios after this one run under the VM's own policy, even
-        # when this one failed (then its own failure is the one said).
-        reloads = len(node.events(event="config_reloaded"))
-        vm.run("rm -f /etc/loginguard/conf.d/zz-memory.conf && systemctl reload loginguard",
-               check=False)
-        try:
-            node.wait_event(HANG, after=reloads, event="config_reloaded")
-        except AssertionError:
-            if passed:
-                raise
-            say("  and the VM's own policy was not reloaded after it")
+        back_to_own_policy(node, "rm -f /etc/loginguard/conf.d/zz-memory.conf", passed)
+
+
+def back_to_own_policy(node, command, passed):
+    """command (which takes a scenario's drop-in away), then a reload: the
+    scenarios after run under the VM's own policy, even when this one
+    failed (then its own failure is the one said, passed being false)."""
+    reloads = len(node.events(event="config_reloaded"))
+    node.vm.run(f"{command}; systemctl reload loginguard", check=False)
+    try:
+        node.wait_event(HANG, after=reloads, event="config_reloaded")
+    except AssertionError:
+        if passed:
+            raise
+        say("  and the VM's own policy was not reloaded after it")
 
 
 # ---- Slurm: the node is its own cluster ----
@@ -994,16 +998,8 @@ def slurm_job_left_alone(node):
         assert state.startswith("R") or state.startswith("S"), state
         passed = True
     finally:
-        # The scenarios after run on the VM's own policy, with no Slurm.
-        reloads = len(node.events(event="config_reloaded"))
-        vm.run(f"pkill -KILL -u dave; systemctl stop slurmd slurmctld munge; rm -f {SLURM_DROPIN}"
-               " && systemctl reload loginguard", check=False)
-        try:
-            node.wait_event(HANG, after=reloads, event="config_reloaded")
-        except AssertionError:
-            if passed:
-                raise
-            say("  and the VM's own policy was not reloaded after it")
+        back_to_own_policy(node, "pkill -KILL -u dave; systemctl stop slurmd slurmctld munge; "
+                           f"rm -f {SLURM_DROPIN}", passed)
 
 
 def purge_leaves_nothing(node):

@@ -66,7 +66,7 @@ int slurm_time_parse(const char *s, uint64_t *seconds)
     else /* MM, MM:SS */
         t = p[0] * 60 + (n > 1 ? p[1] : 0);
     if (t > MAX_SECONDS)
-        return -1;
+        return -2;
     *seconds = t;
     return 0;
 }
@@ -144,9 +144,14 @@ static const char *parse_yes(const char *value, bool *out)
     return NULL;
 }
 
+/* A partition's time.  One over a year is read as no limit: no line asks
+ * for that long, and one such partition must not cost the whole answer. */
 static const char *parse_time(const char *value, uint64_t *out)
 {
-    return slurm_time_parse(value, out) < 0 ? "not a Slurm time" : NULL;
+    int rc = slurm_time_parse(value, out);
+    if (rc == -2)
+        *out = 0;
+    return rc == -1 ? "not a Slurm time" : NULL;
 }
 
 /* A count, or UNLIMITED (0). */

@@ -52,7 +52,7 @@ const struct slurm_partition *slurm_partition_find(const struct slurm_partitions
 
 /* Slurm's time as seconds: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or
  * D-HH:MM:SS; "UNLIMITED", "INFINITE" and "NONE" are 0.  Returns -1 on
- * anything else (and on more than 365 days). */
+ * anything else, -2 on a time of that form over 365 days. */
 int slurm_time_parse(const char *s, uint64_t *seconds);
 /* Seconds as Slurm's --time: "HH:MM:SS" under a day, else "D-HH:MM:SS". */
 void slurm_time_format(uint64_t seconds, char *out, size_t len);

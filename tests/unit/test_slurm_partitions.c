@@ -174,12 +174,17 @@ static void test_time_forms(void **state)
         assert_int_equal(t, good[k].seconds);
     }
     static const char *const bad[] = {"", "-", "1-", "a", "1:2:3:4", "1::2", "-5",
-                                       "9999-00:00:00", "1234567890", "01:00:00x", " 5",
-                                       /* a year is the most: 366 days, however written */
-                                       "365-24", "8784:00:00", "365-00:00:01"};
+                                       "1234567890", "01:00:00x", " 5"};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
         uint64_t t;
         assert_int_equal(slurm_time_parse(bad[k], &t), -1);
+    }
+    /* A year is the most: 366 days, however written, is too long. */
+    static const char *const too_long[] = {"9999-00:00:00", "365-24", "8784:00:00",
+                                            "365-00:00:01"};
+    for (size_t k = 0; k < sizeof(too_long) / sizeof(too_long[0]); k++) {
+        uint64_t t;
+        assert_int_equal(slurm_time_parse(too_long[k], &t), -2);
     }
     char out[32];
     slurm_time_format(3600, out, sizeof(out));
@@ -210,6 +215,16 @@ static void test_not_slurm_is_an_error_with_its_line(void **state)
     assert_int_equal(ps.count, 0);
     assert_int_equal(parse("PartitionName=a MaxTime=soon\n", &ps, err), -1);
     assert_non_null(strstr(err, "MaxTime=soon"));
+    /* Over a year is no limit, not an error: the other partitions stay. */
+    assert_int_equal(parse("PartitionName=long MaxTime=400-00:00:00 DefaultTime=366-00:00:00\n"
+                           "PartitionName=b MaxTime=01:00:00\n",
+                           &ps, err),
+                     0);
+    assert_int_equal(ps.count, 2);
+    assert_int_equal(ps.items[0].max_time, 0);
+    assert_int_equal(ps.items[0].default_time, 0);
+    assert_int_equal(ps.items[1].max_time, 3600);
+    slurm_partitions_free(&ps);
     assert_int_equal(parse("State=UP\n", &ps, err), -1);
     assert_non_null(strstr(err, "no PartitionName"));
     assert_int_equal(slurm_partitions_parse("PartitionName=a\0x", 17, &ps, err, 200), -1);

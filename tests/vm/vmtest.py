@@ -1106,6 +1106,15 @@ def at_failure(node):
     return "\n".join(["  the node:", state] + shown)
 
 
+def wanted(name, backends, backend, only):
+    """Whether a scenario runs on this backend: it names no backends or
+    this one, and with --scenario (only) its name holds one of the texts
+    given, or it is share at login, which every scenario needs."""
+    if backends and backend not in backends:
+        return False
+    return not only or name == "share at login" or any(o in name for o in only)
+
+
 def run_backend(backend, image, debs, workdir, upgrade, only=None):
     passed = failed = 0
     vm = VM(image, workdir)
@@ -1115,8 +1124,7 @@ def run_backend(backend, image, debs, workdir, upgrade, only=None):
         timed(f"[{label}] boot", vm.boot)
         timed(f"[{label}] install", install, node, debs, upgrade)
         for name, fn, *backends in SCENARIOS:
-            if backends and backend not in backends or only and not any(
-                    o in name for o in only) and name != "share at login":
+            if not wanted(name, backends, backend, only):
                 continue
             try:
                 timed(f"[{label}] {name}", fn, node)
